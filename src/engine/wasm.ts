@@ -1,0 +1,92 @@
+/**
+ * The one place that touches `WebAssembly`.
+ *
+ * The module is compiled once per thread at import (the public API is
+ * synchronous) and instantiated once; an engine trap or a failed memory grow
+ * rebuilds the instance so the next call starts from a clean arena.
+ *
+ * The ABI is numbers only: the host asks `reserve(n)` for n bytes of scratch,
+ * writes its input there through a `Uint8Array` view, calls a kernel with
+ * (pointer, length, ...) and reads results back from the same arena.
+ */
+import { readFileSync } from "node:fs";
+
+/** Exports every kernel file adds; kernels add their own signatures here. */
+export interface EngineExports {
+  memory: WebAssembly.Memory;
+  reserve(bytes: number): number;
+  [kernel: string]: unknown;
+}
+
+const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
+
+function compile(): WebAssembly.Module {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(WASM_URL);
+  } catch (cause) {
+    throw new Error(
+      `tool-artifacts: engine not built (${WASM_URL.pathname} is missing); run "npm run build:wasm"`,
+      { cause },
+    );
+  }
+  return new WebAssembly.Module(bytes);
+}
+
+const wasmModule = compile();
+let instance = instantiate();
+let view = new Uint8Array(instance.memory.buffer);
+
+function instantiate(): EngineExports {
+  return new WebAssembly.Instance(wasmModule, {}).exports as unknown as EngineExports;
+}
+
+/** The live exports. Do not cache across calls: a trap replaces the instance. */
+export function engine(): EngineExports {
+  return instance;
+}
+
+/**
+ * Reserve `bytes` of arena and return its base pointer. Throws a clear Error
+ * (and rebuilds the instance) when memory cannot grow.
+ */
+export function reserve(bytes: number, op: string): number {
+  // Past 4 GiB the u32 ABI would wrap; treat it as the failed grow it is.
+  const ptr = bytes < 2 ** 32 ? instance.reserve(bytes) : 0;
+  if (ptr === 0) {
+    rebuild();
+    throw new Error(`tool-artifacts engine: ${op} could not grow memory to ${bytes} bytes`);
+  }
+  return ptr;
+}
+
+/** A byte view of engine memory, refreshed when memory has grown. */
+export function memoryView(): Uint8Array {
+  if (view.buffer !== instance.memory.buffer) view = new Uint8Array(instance.memory.buffer);
+  return view;
+}
+
+/** Throw away the instance (and its memory) and start a fresh one. */
+export function rebuild(): void {
+  instance = instantiate();
+  view = new Uint8Array(instance.memory.buffer);
+}
+
+/**
+ * Run `fn` against the engine; a trap becomes an Error naming the operation
+ * and the input size, and the instance is rebuilt so the next call works.
+ */
+export function runEngine<T>(op: string, inputBytes: number, fn: (e: EngineExports) => T): T {
+  try {
+    return fn(instance);
+  } catch (err) {
+    if (err instanceof WebAssembly.RuntimeError || err instanceof RangeError) {
+      rebuild();
+      throw new Error(
+        `tool-artifacts engine: ${op} failed on ${inputBytes} bytes of input: ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
