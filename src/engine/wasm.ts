@@ -30,7 +30,7 @@ function compile(): WebAssembly.Module {
       { cause },
     );
   }
-  return new WebAssembly.Module(bytes);
+  return new WebAssembly.Module(new Uint8Array(bytes));
 }
 
 const wasmModule = compile();
