@@ -1,0 +1,193 @@
+/**
+ * The extraction rules of DESIGN §4 written the obvious way: RegExp gates and
+ * free-text scanning, `JSON.stringify` + `JSON.parse` of the whole structured
+ * payload, a recursive walk that counts nodes and levels, node:crypto handles.
+ *
+ * Two jobs: the oracle `extractArtifacts` is property-tested against, and the
+ * baseline the extraction benchmark measures. It is written independently of
+ * src/extract.ts on purpose (an oracle that shares the code it checks proves
+ * nothing). It serializes an oversized payload in full before rejecting it and
+ * inherits the quadratic URL RegExp: never use it in the library.
+ */
+import { createHash } from "node:crypto";
+import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
+import { PY_WS, regexpScanText } from "./regexp-scan.js";
+
+export interface BaselineOptions {
+  threadId: string;
+  callIndex?: number;
+  detectRefsInText?: boolean;
+  sandboxPrefixes?: readonly string[];
+  now?: () => string;
+}
+
+const MAX_REF_BYTES = 4096;
+const MAX_NODES = 1024;
+const MAX_LEVELS = 32;
+const MAX_TASK_CHARS = 256;
+const FILE_KEYS = new Set(["file", "files", "file_path", "path", "url", "urls"]);
+const TASK_KEYS = new Set(["task_id", "job_id"]);
+
+const WHITESPACE = new RegExp(`[${PY_WS}]`, "u");
+// Prose marker for every reference: C0/C1 controls and the two Unicode line separators.
+const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/u;
+const HTTP_URL = /^https?:\/\/[^/?#]+/i;
+const UNIX_ABSOLUTE = /^\/(?!\/)/;
+const DRIVE_ABSOLUTE = /^[A-Za-z]:[\\/]/;
+
+const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");
+
+export function baselineIsReference(value: unknown): value is string {
+  if (typeof value !== "string" || utf8Bytes(value) > MAX_REF_BYTES || CONTROL.test(value)) return false;
+  if (HTTP_URL.test(value)) return !WHITESPACE.test(value);
+  return UNIX_ABSOLUTE.test(value) || DRIVE_ABSOLUTE.test(value);
+}
+
+export function baselineIsTaskToken(value: unknown): value is string {
+  return typeof value === "string" && value !== "" && !WHITESPACE.test(value) && [...value].length <= MAX_TASK_CHARS;
+}
+
+export function baselineHandle(threadId: string, toolCallId: string, callIndex: number, ordinal: number, occurrenceId?: string): string {
+  const seed = `${threadId}:${toolCallId}:${callIndex}:${ordinal}` + (occurrenceId === undefined ? "" : `:${occurrenceId}`);
+  return "art_" + createHash("sha256").update(seed, "utf8").digest("hex").slice(0, 8);
+}
+
+interface Found {
+  type: ArtifactType;
+  ref: string;
+  display?: string;
+  mime?: string;
+}
+
+/** The structured walk over the parsed JSON value. */
+function walkPayload(payload: unknown, toolName: string): Found[] {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch {
+    return []; // cyclic or BigInt: not JSON, rejected whole
+  }
+  if (json === undefined) return [];
+  const value: unknown = JSON.parse(json);
+  const found: Found[] = [];
+  let nodes = 0;
+  let deepest = 0;
+  let knownString = false;
+
+  const count = (level: number) => {
+    nodes++;
+    if (level > deepest) deepest = level;
+  };
+  const known = (v: unknown, level: number, type: "file" | "task") => {
+    const take = (s: string, at: number) => {
+      count(at);
+      knownString = true;
+      if (type === "file" ? baselineIsReference(s) : baselineIsTaskToken(s)) found.push({ type, ref: s });
+    };
+    if (typeof v === "string") take(v, level);
+    else if (Array.isArray(v)) {
+      count(level);
+      for (const item of v) typeof item === "string" ? take(item, level + 1) : walk(item, level + 1);
+    } else walk(v, level);
+  };
+  const walk = (v: unknown, level: number) => {
+    count(level);
+    if (Array.isArray(v)) for (const item of v) walk(item, level + 1);
+    else if (v !== null && typeof v === "object") {
+      for (const [k, child] of Object.entries(v)) {
+        if (FILE_KEYS.has(k)) known(child, level + 1, "file");
+        else if (TASK_KEYS.has(k)) known(child, level + 1, "task");
+        else walk(child, level + 1);
+      }
+    }
+  };
+  walk(value, 1);
+
+  if (nodes > MAX_NODES || deepest > MAX_LEVELS) return [];
+  if (found.length > 0 || knownString) return found;
+  if (json === "{}" || json === "[]" || json === "null" || json === '""' || utf8Bytes(json) > MAX_REF_BYTES) return [];
+  return [{ type: "data", ref: json, display: `${toolName} structured result` }];
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+function structuredPayload(artifact: unknown, content: unknown): unknown {
+  if (isObject(artifact) && !Array.isArray(artifact) && artifact.structured_content != null) return artifact.structured_content;
+  if (Array.isArray(artifact)) {
+    const item = artifact.find((a) => isObject(a) && a.type === "mcp_structured_content" && a.data != null);
+    if (item) return item.data;
+  }
+  if (Array.isArray(content)) {
+    const block = content.find((b) => isObject(b) && b.type === "text" && b.structuredContent != null);
+    if (block) return block.structuredContent;
+  }
+  return undefined;
+}
+
+/** A url-carrying file/image block in any shape DESIGN §4 lists. */
+function blockRef(block: Record<string, unknown>): Found | undefined {
+  if (block.type === "image_url") {
+    const ref = typeof block.image_url === "string" ? block.image_url : isObject(block.image_url) ? str(block.image_url.url) : undefined;
+    return ref === undefined ? undefined : { type: "image", ref };
+  }
+  if (block.type !== "file" && block.type !== "image") return undefined;
+  if (block.source_type !== undefined && block.source_type !== "url") return undefined;
+  const type: ArtifactType = block.type === "image" ? "image" : "file";
+  if (typeof block.url === "string") return { type, ref: block.url, mime: str(block.mimeType) ?? str(block.mime_type) };
+  if (isObject(block.source) && typeof block.source.url === "string") {
+    return { type, ref: block.source.url, mime: str(block.source.mime_type) ?? str(block.source.mimeType) };
+  }
+  return undefined;
+}
+
+export function baselineExtractArtifacts(message: unknown, options: BaselineOptions): ArtifactEntry[] {
+  if (typeof options?.threadId !== "string" || options.threadId === "") throw new TypeError("threadId must be a non-empty string");
+  if (!isObject(message) || message.status === "error") return [];
+  const toolName = str(message.name) || "unknown";
+  const toolCallId = str(message.tool_call_id) ?? "";
+  const occurrenceId = str(message.id);
+  const callIndex = options.callIndex ?? 0;
+  const scanText = options.detectRefsInText ?? true;
+  const prefixes = options.sandboxPrefixes ?? ["/mnt/user-data/"];
+  const content = message.content;
+
+  const found: Found[] = [];
+  const payload = structuredPayload(message.artifact, content);
+  if (payload !== undefined) found.push(...walkPayload(payload, toolName));
+  const text = (t: unknown) => {
+    if (!scanText || typeof t !== "string") return;
+    for (const r of regexpScanText(t, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
+  };
+  if (typeof content === "string") text(content);
+  else if (Array.isArray(content)) {
+    for (const block of content) {
+      if (typeof block === "string") text(block);
+      else if (isObject(block) && block.type === "text") text(block.text);
+      else if (isObject(block)) {
+        const ref = blockRef(block);
+        if (ref && baselineIsReference(ref.ref)) found.push(ref);
+      }
+    }
+  }
+
+  const createdAt = options.now ? options.now() : new Date().toISOString();
+  const seen = new Set<string>();
+  const entries: ArtifactEntry[] = [];
+  for (const f of found) {
+    if (seen.has(f.ref)) continue;
+    seen.add(f.ref);
+    entries.push({
+      handle: baselineHandle(options.threadId, toolCallId, callIndex, entries.length, occurrenceId),
+      tool_name: toolName,
+      tool_call_id: toolCallId,
+      call_index: callIndex,
+      artifact_type: f.type,
+      display_name: f.display ?? displayName(f.ref),
+      real_ref: f.ref,
+      ...(f.mime ? { mime_type: f.mime } : {}),
+      created_at: createdAt,
+    });
+  }
+  return entries;
+}
