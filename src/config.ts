@@ -1,0 +1,157 @@
+/**
+ * Configuration of the tool-artifacts middlewares (DESIGN §10): one zod
+ * schema, validated eagerly when a middleware is created, accepted either as
+ * the camelCase options object or as a config file's snake_case
+ * `tool_artifacts` section (the section the Python implementation reads).
+ */
+import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
+import { z } from "zod";
+
+/** A configuration value was rejected; `field` names it as the caller wrote it. */
+export class ToolArtifactsConfigError extends Error {
+  readonly field: string;
+  constructor(field: string, detail: string) {
+    super(`Invalid tool-artifacts config: ${field}: ${detail}`);
+    this.name = "ToolArtifactsConfigError";
+    this.field = field;
+  }
+}
+
+const redactionRuleSchema = z
+  .object({
+    /** Built-in PII type (`email`, `credit_card`, `ip`, `mac_address`, `url`) or a custom name with a detector. */
+    piiType: z.string().min(1),
+    /** What happens to a match, as in `piiMiddleware`. @default "redact" */
+    strategy: z.enum(["block", "redact", "mask", "hash"]).default("redact"),
+    /** Custom detector: a function, a RegExp (global), or a pattern string. */
+    detector: z
+      .union([
+        z.custom<(content: string) => Array<{ text: string; start: number; end: number }>>((v) => typeof v === "function", "expected a function"),
+        // langchain loops `exec` until null: without the g (or y) flag that never ends.
+        z.instanceof(RegExp).refine((r) => r.global || r.sticky, "a RegExp detector needs the g flag"),
+        z.string().min(1),
+      ])
+      .optional(),
+  })
+  .superRefine((rule, ctx) => {
+    // langchain's own resolution is the authority on what a rule means.
+    try {
+      resolveRedactionRule(rule);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: error instanceof Error ? error.message : String(error) });
+    }
+  });
+
+/** Options of `toolArtifactsMiddleware`. */
+export const toolArtifactsConfigSchema = z
+  .object({
+    /**
+     * Master switch: when off, capture returns nothing, resolution passes
+     * calls through and projection leaves requests alone.
+     * @default true
+     */
+    enabled: z.boolean().default(true),
+    /**
+     * Per-agent sliding window of registry entries; capture evicts the oldest
+     * beyond it. The registry's absolute ceiling is 1000 regardless.
+     * @default 100
+     */
+    maxEntries: z.number().int().min(10).max(1000).default(100),
+    /**
+     * Scan plain-text tool results and `text` blocks for sandbox paths and URLs.
+     * @default true
+     */
+    detectRefsInText: z.boolean().default(true),
+    /**
+     * Show the model the available handles in a durable context block.
+     * @default true
+     */
+    injectModelContext: z.boolean().default(true),
+    /**
+     * Replace handles in tool-call arguments by their references before the
+     * tool runs (requires `enabled`).
+     * @default true
+     */
+    resolveHandlesInArgs: z.boolean().default(true),
+    /**
+     * PII rules applied to every model-visible label of the context block,
+     * in the shape of LangChain's `piiMiddleware` rules.
+     * @default []
+     */
+    piiRules: z.array(redactionRuleSchema).default(() => []),
+    /**
+     * Path prefixes whose references free-text scanning recognises.
+     * @default ["/mnt/user-data/"]
+     */
+    sandboxPrefixes: z.array(z.string().min(1)).default(() => ["/mnt/user-data/"]),
+  })
+  // A misspelt switch would otherwise silently leave a behaviour on.
+  .strict();
+
+/** The parsed configuration: every field filled. */
+export type ToolArtifactsConfig = Omit<z.output<typeof toolArtifactsConfigSchema>, "piiRules"> & {
+  piiRules: RedactionRuleConfig[];
+};
+
+/** What callers may pass: any subset of the fields. */
+export type ToolArtifactsConfigInput = z.input<typeof toolArtifactsConfigSchema>;
+
+/** The snake_case section of a config file, mapped onto the camelCase fields. */
+const FILE_KEYS = {
+  enabled: "enabled",
+  max_entries: "maxEntries",
+  detect_refs_in_text: "detectRefsInText",
+  inject_model_context: "injectModelContext",
+  resolve_handles_in_args: "resolveHandlesInArgs",
+} as const satisfies Record<string, keyof ToolArtifactsConfigInput>;
+
+type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null };
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function fieldName(path: readonly PropertyKey[], rename: (key: string) => string): string {
+  let out = "";
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? rename(String(part)) : `.${String(part)}`;
+  return out === "" ? "(root)" : out;
+}
+
+function parseOrThrow(input: unknown, rename: (key: string) => string): ToolArtifactsConfig {
+  const result = toolArtifactsConfigSchema.safeParse(input);
+  if (result.success) return result.data as ToolArtifactsConfig;
+  const issue = result.error.issues[0]!;
+  if (issue.code === "unrecognized_keys") throw new ToolArtifactsConfigError(fieldName([...issue.path, issue.keys[0]!], rename), "unknown option");
+  throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
+}
+
+/**
+ * Validate and complete a configuration. Accepts the camelCase options
+ * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
+ * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
+ * top-level sections and unknown keys of the section, which the Python
+ * implementation may read, are ignored).
+ *
+ * @throws {ToolArtifactsConfigError} naming the offending field as written.
+ *
+ * @example
+ * ```ts
+ * parseToolArtifactsConfig({ maxEntries: 200, piiRules: [{ piiType: "email", strategy: "redact" }] });
+ * parseToolArtifactsConfig(JSON.parse(readFileSync("agent.json", "utf8")));
+ * ```
+ */
+export function parseToolArtifactsConfig(input?: ToolArtifactsConfigInput | FileSection | null): ToolArtifactsConfig {
+  if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
+  if (!isPlainObject(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
+  if (!Object.hasOwn(input, "tool_artifacts")) return parseOrThrow(input, (k) => k);
+
+  const section = (input as FileSection).tool_artifacts;
+  if (section !== undefined && section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
+  const camel: Record<string, unknown> = {};
+  const back = new Map<string, string>();
+  for (const [snake, key] of Object.entries(FILE_KEYS)) {
+    back.set(key, `tool_artifacts.${snake}`);
+    if (section && Object.hasOwn(section, snake) && section[snake as keyof typeof FILE_KEYS] !== undefined) camel[key] = section[snake as keyof typeof FILE_KEYS];
+  }
+  return parseOrThrow(camel, (k) => back.get(k) ?? k);
+}

@@ -1,0 +1,126 @@
+/**
+ * The registry and the processed-occurrence ledger: two reducer channels in
+ * durable agent state (DESIGN §1). snake_case channel names because the
+ * checkpoints are shared with the Python implementation.
+ */
+import { ReducedValue, StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
+import type { ArtifactEntry, ArtifactUpdate, TrimDirective } from "./types.js";
+
+/** Absolute ceiling of the registry, whatever the per-agent `maxEntries`. */
+export const MAX_REGISTRY_ENTRIES = 1000;
+
+function isEntry(item: unknown): item is ArtifactEntry {
+  return typeof item === "object" && item !== null && !Array.isArray(item) && typeof (item as { handle?: unknown }).handle === "string";
+}
+
+function isTrimDirective(item: unknown): item is TrimDirective {
+  if (typeof item !== "object" || item === null) return false;
+  const { op, keep } = item as { op?: unknown; keep?: unknown };
+  return op === "trim_to" && Number.isInteger(keep) && (keep as number) >= 0;
+}
+
+/**
+ * Registry reducer. Items apply in order: an entry replaces the entry with
+ * the same handle in place (latest wins, first-seen order kept) or is
+ * appended; `{op: "trim_to", keep: N}` keeps the N most recent entries at
+ * that point; anything else is ignored. The 1000-entry ceiling is enforced
+ * after the whole update. Pure: neither argument is mutated.
+ */
+export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | undefined, update: readonly (ArtifactUpdate | unknown)[] | null | undefined): ArtifactEntry[] {
+  const base = Array.isArray(existing) ? (existing as ArtifactEntry[]) : [];
+  if (!Array.isArray(update) || update.length === 0) return base;
+
+  const out = base.slice();
+  // handle → absolute position in `out`; trims only advance `start`, so no
+  // directive ever forces a re-index, and a position below `start` means evicted.
+  let index: Map<string, number> | null = null;
+  let start = 0;
+  for (const item of update) {
+    if (isEntry(item)) {
+      if (index === null) {
+        index = new Map();
+        for (let i = 0; i < out.length; i++) index.set(out[i]!.handle, i);
+      }
+      const at = index.get(item.handle);
+      if (at !== undefined && at >= start) out[at] = item;
+      else {
+        index.set(item.handle, out.length);
+        out.push(item);
+      }
+    } else if (isTrimDirective(item)) {
+      start = Math.max(start, out.length - item.keep);
+    }
+  }
+  start = Math.max(start, out.length - MAX_REGISTRY_ENTRIES);
+  return start === 0 ? out : out.slice(start);
+}
+
+/**
+ * Membership of arrays this module returned, moved forward from each result
+ * to the next, so a round costs O(update) instead of rebuilding a set of a
+ * ledger that is never trimmed. The recorded length catches arrays someone
+ * else grew or shrank in place.
+ */
+const ledgerMembers = new WeakMap<readonly string[], { set: Set<string>; length: number }>();
+
+/** Ledger reducer: additive, de-duplicated, order kept, never trimmed. Non-strings are ignored. */
+export function mergeProcessed(existing: readonly string[] | null | undefined, update: readonly unknown[] | null | undefined): string[] {
+  const base = Array.isArray(existing) ? (existing as string[]) : [];
+  if (!Array.isArray(update) || update.length === 0) return base;
+
+  const cached = ledgerMembers.get(base);
+  let seen: Set<string>;
+  if (cached !== undefined && cached.length === base.length) {
+    seen = cached.set;
+    ledgerMembers.delete(base);
+  } else {
+    seen = new Set();
+    for (const key of base) if (typeof key === "string") seen.add(key);
+  }
+  const added: string[] = [];
+  for (const key of update) {
+    if (typeof key === "string" && !seen.has(key)) {
+      seen.add(key);
+      added.push(key);
+    }
+  }
+  const out = added.length === 0 ? base : base.concat(added);
+  ledgerMembers.set(out, { set: seen, length: out.length });
+  return out;
+}
+
+/** Documents the stored shape; loose so fields written by a newer twin survive. */
+const artifactEntrySchema = z.looseObject({
+  handle: z.string(),
+  tool_name: z.string(),
+  tool_call_id: z.string(),
+  call_index: z.number(),
+  artifact_type: z.enum(["file", "image", "task", "data"]),
+  display_name: z.string(),
+  real_ref: z.string(),
+  mime_type: z.string().optional(),
+  created_at: z.string(),
+  consumed_by: z.array(z.string()).optional(),
+});
+
+// Updates are validated before they reach the reducer; the reducer is the one
+// place that decides what is junk, so the input schemas accept any array and
+// never copy its items.
+const registryUpdateSchema = z.array(z.unknown()).default(() => []) as unknown as z.ZodType<ArtifactUpdate[]>;
+const ledgerUpdateSchema = z.array(z.unknown()).default(() => []) as unknown as z.ZodType<string[]>;
+
+/**
+ * The two channels, ready for `createMiddleware({ stateSchema })`; agents
+ * whose middlewares share this schema share the channels.
+ */
+export const toolArtifactsStateSchema = new StateSchema({
+  tool_artifacts: new ReducedValue(z.array(artifactEntrySchema).default(() => []) as unknown as z.ZodType<ArtifactEntry[]>, {
+    inputSchema: registryUpdateSchema,
+    reducer: mergeToolArtifacts,
+  }),
+  tool_artifact_processed: new ReducedValue(z.array(z.string()).default(() => []) as z.ZodType<string[]>, {
+    inputSchema: ledgerUpdateSchema,
+    reducer: mergeProcessed,
+  }),
+});

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "vitest";
+import { ToolArtifactsConfigError, parseToolArtifactsConfig, toolArtifactsConfigSchema } from "../src/config.js";
+
+const DEFAULTS = {
+  enabled: true,
+  maxEntries: 100,
+  detectRefsInText: true,
+  injectModelContext: true,
+  resolveHandlesInArgs: true,
+  piiRules: [],
+  sandboxPrefixes: ["/mnt/user-data/"],
+};
+
+function fieldOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ToolArtifactsConfigError);
+    expect((error as Error).message).toContain((error as ToolArtifactsConfigError).field);
+    return (error as ToolArtifactsConfigError).field;
+  }
+  throw new Error("expected the config to be rejected");
+}
+
+describe("parseToolArtifactsConfig: camelCase options", () => {
+  it("fills every default", () => {
+    expect(parseToolArtifactsConfig()).toEqual(DEFAULTS);
+    expect(parseToolArtifactsConfig({})).toEqual(DEFAULTS);
+    expect(parseToolArtifactsConfig(null)).toEqual(DEFAULTS);
+  });
+
+  it("keeps given values", () => {
+    const cfg = parseToolArtifactsConfig({ enabled: false, maxEntries: 10, detectRefsInText: false, injectModelContext: false, resolveHandlesInArgs: false, sandboxPrefixes: ["/data/", "/tmp/out/"] });
+    expect(cfg).toEqual({ ...DEFAULTS, enabled: false, maxEntries: 10, detectRefsInText: false, injectModelContext: false, resolveHandlesInArgs: false, sandboxPrefixes: ["/data/", "/tmp/out/"] });
+    expect(parseToolArtifactsConfig({ maxEntries: 1000 }).maxEntries).toBe(1000);
+  });
+
+  it("does not share default arrays between configs", () => {
+    const a = parseToolArtifactsConfig();
+    a.sandboxPrefixes.push("/x/");
+    expect(parseToolArtifactsConfig().sandboxPrefixes).toEqual(["/mnt/user-data/"]);
+  });
+
+  it.each([
+    [{ maxEntries: 9 }, "maxEntries"],
+    [{ maxEntries: 1001 }, "maxEntries"],
+    [{ maxEntries: 50.5 }, "maxEntries"],
+    [{ maxEntries: "100" }, "maxEntries"],
+    [{ enabled: "yes" }, "enabled"],
+    [{ detectRefsInText: 1 }, "detectRefsInText"],
+    [{ injectModelContext: null }, "injectModelContext"],
+    [{ resolveHandlesInArgs: "false" }, "resolveHandlesInArgs"],
+    [{ sandboxPrefixes: "/mnt/" }, "sandboxPrefixes"],
+    [{ sandboxPrefixes: ["/ok/", ""] }, "sandboxPrefixes[1]"],
+    [{ piiRules: {} }, "piiRules"],
+    [{ piiRules: [{ piiType: "email", strategy: "shred" }] }, "piiRules[0].strategy"],
+    [{ piiRules: [{ piiType: "email" }, { piiType: "" }] }, "piiRules[1].piiType"],
+    [{ piiRules: [{ piiType: "ssn", strategy: "redact" }] }, "piiRules[0]"],
+    [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/ }] }, "piiRules[0].detector"],
+    [{ maxEntry: 10 }, "maxEntry"],
+  ])("rejects %j naming %s", (input, field) => {
+    expect(fieldOf(() => parseToolArtifactsConfig(input as never))).toBe(field);
+  });
+
+  it("says why a PII rule is unusable, in langchain's words", () => {
+    expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "ssn", strategy: "redact" }] })).toThrow(/Unknown PII type: ssn/);
+  });
+
+  it("accepts langchain's rule shapes: built-in types, pattern strings, global RegExps, functions", () => {
+    const fn = (text: string) => (text.includes("secret") ? [{ text: "secret", start: text.indexOf("secret"), end: text.indexOf("secret") + 6 }] : []);
+    const cfg = parseToolArtifactsConfig({
+      piiRules: [
+        { piiType: "email", strategy: "mask" },
+        { piiType: "ssn", strategy: "hash", detector: "\\d{3}-\\d{2}-\\d{4}" },
+        { piiType: "ticket", strategy: "redact", detector: /TICKET-\d+/g },
+        { piiType: "secret", strategy: "block", detector: fn },
+        { piiType: "url" },
+      ],
+    });
+    expect(cfg.piiRules.map((r) => [r.piiType, r.strategy])).toEqual([
+      ["email", "mask"],
+      ["ssn", "hash"],
+      ["ticket", "redact"],
+      ["secret", "block"],
+      ["url", "redact"],
+    ]);
+    expect(cfg.piiRules[3]!.detector).toBe(fn);
+  });
+
+  it("rejects a non-object", () => {
+    expect(fieldOf(() => parseToolArtifactsConfig(42 as never))).toBe("(root)");
+    expect(fieldOf(() => parseToolArtifactsConfig([] as never))).toBe("(root)");
+  });
+
+  it("exposes the schema itself", () => {
+    expect(toolArtifactsConfigSchema.parse({})).toEqual(DEFAULTS);
+  });
+});
+
+describe("parseToolArtifactsConfig: snake_case config-file section", () => {
+  it("maps the five keys", () => {
+    const cfg = parseToolArtifactsConfig({
+      tool_artifacts: { enabled: false, max_entries: 250, detect_refs_in_text: false, inject_model_context: false, resolve_handles_in_args: false },
+    });
+    expect(cfg).toEqual({ ...DEFAULTS, enabled: false, maxEntries: 250, detectRefsInText: false, injectModelContext: false, resolveHandlesInArgs: false });
+  });
+
+  it("fills defaults for a missing or empty section and ignores other sections and keys", () => {
+    expect(parseToolArtifactsConfig({ tool_artifacts: null })).toEqual(DEFAULTS);
+    expect(parseToolArtifactsConfig({ tool_artifacts: {} })).toEqual(DEFAULTS);
+    expect(parseToolArtifactsConfig({ models: { x: 1 }, tool_artifacts: { max_entries: 20, future_key: true } } as never).maxEntries).toBe(20);
+  });
+
+  it("names the snake_case field it rejects", () => {
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 5000 } }))).toBe("tool_artifacts.max_entries");
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { resolve_handles_in_args: "no" } }))).toBe("tool_artifacts.resolve_handles_in_args");
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: "on" } as never))).toBe("tool_artifacts");
+  });
+});

@@ -1,0 +1,117 @@
+import { describe, expect, it } from "vitest";
+import { findHandles, isHandle, resolveHandles } from "../src/handles.js";
+
+const A = "art_0123abcd";
+const B = "art_deadbeef";
+const C = "art_00000000";
+const refs = new Map([
+  [A, "/mnt/user-data/a.txt"],
+  [B, "https://x.test/b.pdf?q=$1&r=$&"],
+]);
+
+describe("findHandles", () => {
+  it("finds bare and backticked handles in order, once each", () => {
+    expect(findHandles(`use \`${B}\` then ${A}, again ${B}.`)).toEqual([B, A]);
+  });
+
+  it("requires no word character either side of a bare handle", () => {
+    expect(findHandles(`x${A} ${A}x ${A}_ _${A} ${A}0 é${A} ${A}ü ٣${A}`)).toEqual([]);
+    expect(findHandles(`(${A}) "${B}" /${C}/`)).toEqual([A, B, C]);
+    expect(findHandles(`path/${A}.txt`)).toEqual([A]);
+  });
+
+  it("accepts a backticked handle even where a bare one would touch a word", () => {
+    expect(findHandles(`x\`${A}\`y`)).toEqual([A]);
+  });
+
+  it("rejects handles of the wrong shape", () => {
+    expect(findHandles("art_0123ABCD art_0123abc art_0123abcde art-0123abcd ART_0123abcd")).toEqual([]);
+  });
+
+  it("walks string values at any depth of objects and arrays, never keys", () => {
+    const args = { [A]: 1, path: B, nested: { list: [1, null, { deep: [`see ${C}`] }], flag: true } };
+    expect(findHandles(args)).toEqual([B, C]);
+  });
+
+  it("survives cycles and very deep nesting", () => {
+    const cyclic: Record<string, unknown> = { a: A };
+    cyclic.self = cyclic;
+    cyclic.list = [cyclic, B];
+    expect(findHandles(cyclic)).toEqual([A, B]);
+    let deep: unknown = C;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(findHandles(deep)).toEqual([C]);
+  });
+
+  it("returns nothing for non-strings and non-objects", () => {
+    expect(findHandles(undefined)).toEqual([]);
+    expect(findHandles(42)).toEqual([]);
+    expect(findHandles(null)).toEqual([]);
+  });
+});
+
+describe("isHandle", () => {
+  it("matches exactly one handle", () => {
+    expect(isHandle(A)).toBe(true);
+    expect(isHandle(`\`${A}\``)).toBe(false);
+    expect(isHandle(` ${A}`)).toBe(false);
+    expect(isHandle(7)).toBe(false);
+  });
+});
+
+describe("resolveHandles", () => {
+  it("replaces bare handles and backticked handles including their backticks", () => {
+    expect(resolveHandles(`open \`${A}\` and ${A}`, refs)).toBe("open /mnt/user-data/a.txt and /mnt/user-data/a.txt");
+  });
+
+  it("inserts references literally, `$` sequences included", () => {
+    expect(resolveHandles(B, refs)).toBe("https://x.test/b.pdf?q=$1&r=$&");
+  });
+
+  it("leaves unknown handles as written", () => {
+    expect(resolveHandles(`${C} and \`${C}\``, refs)).toBe(`${C} and \`${C}\``);
+  });
+
+  it("accepts a lookup function", () => {
+    expect(resolveHandles({ p: A }, (h) => (h === A ? "/x" : undefined))).toEqual({ p: "/x" });
+  });
+
+  it("resolves nested values, copying only along changed paths, never touching the input", () => {
+    const untouched = { n: 1, s: "plain" };
+    const args = { path: A, meta: untouched, list: [1, { url: `\`${B}\`` }, [A, "x"]], [B]: "key stays" };
+    const before = JSON.stringify(args);
+    const out = resolveHandles(args, refs);
+    expect(out).toEqual({ path: refs.get(A), meta: untouched, list: [1, { url: refs.get(B) }, [refs.get(A), "x"]], [B]: "key stays" });
+    expect(JSON.stringify(args)).toBe(before);
+    expect(out).not.toBe(args);
+    expect(out.meta).toBe(untouched);
+  });
+
+  it("returns the very input when there is nothing to replace", () => {
+    const args = { a: ["x", { b: "y" }], c: 3 };
+    expect(resolveHandles(args, refs)).toBe(args);
+    expect(resolveHandles(5, refs)).toBe(5);
+  });
+
+  it("survives cycles and very deep nesting", () => {
+    const cyclic: Record<string, unknown> = { a: A };
+    cyclic.self = cyclic;
+    const out = resolveHandles(cyclic, refs);
+    expect(out.a).toBe(refs.get(A));
+    expect(cyclic.a).toBe(A);
+    let deep: unknown = A;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    let res = resolveHandles(deep, refs);
+    for (let i = 0; i < 100_000; i++) res = (res as unknown[])[0];
+    expect(res).toBe(refs.get(A));
+  });
+
+  it("keeps a __proto__ key an own data property and never pollutes prototypes", () => {
+    const args = JSON.parse(`{"__proto__": {"polluted": "${A}"}, "p": "${A}"}`);
+    const out = resolveHandles(args, refs) as Record<string, unknown>;
+    expect(Object.hasOwn(out, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((Object.getOwnPropertyDescriptor(out, "__proto__")!.value as Record<string, unknown>).polluted).toBe(refs.get(A));
+  });
+});
