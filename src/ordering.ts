@@ -1,0 +1,168 @@
+/**
+ * Declarative middleware ordering (DESIGN §8). In a LangChain.js agent the
+ * first middleware of the list is the outermost `wrapToolCall`/`wrapModelCall`
+ * layer and runs its `beforeModel` first, so "before" means "earlier in the
+ * list" means "outside". Middlewares state what they must precede or follow,
+ * by name; `orderMiddleware` turns any host list into one that honours them.
+ */
+
+/** What a middleware must precede (`before`) or follow (`after`), by name. */
+export interface OrderingConstraints {
+  before?: readonly string[];
+  after?: readonly string[];
+}
+
+/** A constraint stated for a named middleware, possibly by someone else (the host). */
+export interface OrderingConstraint extends OrderingConstraints {
+  name: string;
+}
+
+/** Names the ordering vocabulary relies on. */
+export const WELL_KNOWN_MIDDLEWARE = {
+  toolReceipt: "tool-receipt",
+  authorization: "authorization",
+  guardrail: "guardrail",
+  sandboxAudit: "sandbox-audit",
+  readBeforeWrite: "read-before-write",
+  toolProgress: "tool-progress",
+  summarization: "summarization",
+} as const;
+
+/** LangChain.js built-ins, by the name they carry, mapped onto the vocabulary. */
+const BUILT_IN_ALIASES: Readonly<Record<string, string>> = {
+  SummarizationMiddleware: WELL_KNOWN_MIDDLEWARE.summarization,
+};
+
+/** The name a middleware is matched by in constraints. */
+export function orderingName(middleware: { name: string }): string {
+  return Object.hasOwn(BUILT_IN_ALIASES, middleware.name) ? BUILT_IN_ALIASES[middleware.name]! : middleware.name;
+}
+
+/** A middleware object that may carry its own constraints. */
+export type Constrained<M> = M & { constraints?: OrderingConstraints };
+
+/**
+ * A copy of `middleware` carrying `constraints` (added to any it already
+ * declares); the original object is left alone, since it may be shared.
+ *
+ * @example
+ * ```ts
+ * const audit = withConstraints(createMiddleware({ name: "sandbox-audit", wrapToolCall }), { after: ["tool-receipt"] });
+ * ```
+ */
+export function withConstraints<M extends { name: string }>(middleware: Constrained<M>, constraints: OrderingConstraints): M & { constraints: OrderingConstraints } {
+  const own = middleware.constraints ?? {};
+  return {
+    ...middleware,
+    constraints: {
+      before: [...new Set([...(own.before ?? []), ...(constraints.before ?? [])])],
+      after: [...new Set([...(own.after ?? []), ...(constraints.after ?? [])])],
+    },
+  };
+}
+
+/** The ordering constraints are contradictory; `cycle` lists the names around the loop. */
+export class MiddlewareOrderingError extends Error {
+  readonly cycle: string[];
+  constructor(cycle: string[]) {
+    super(`Middleware ordering constraints form a cycle: ${cycle.join(" → ")}. Remove or change one of these before/after constraints.`);
+    this.name = "MiddlewareOrderingError";
+    this.cycle = cycle;
+  }
+}
+
+function namesOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((n): n is string => typeof n === "string") : [];
+}
+
+/**
+ * `list` reordered so every constraint holds: those the middlewares carry as
+ * `.constraints` and those given in `options.constraints`. Constraints naming
+ * middlewares that are not in the list are ignored. Where no constraint
+ * speaks the host's order is kept: a list that already satisfies every
+ * constraint comes back in the same order, and unconstrained middlewares keep
+ * their relative order (at each step, the earliest middleware whose
+ * predecessors are all placed goes next).
+ *
+ * @throws {MiddlewareOrderingError} when the constraints form a cycle, naming it.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({
+ *   model,
+ *   tools,
+ *   middleware: orderMiddleware([authorization, summarizationMiddleware({ model, trigger }), ...toolArtifactsMiddleware(config)]),
+ * });
+ * ```
+ */
+export function orderMiddleware<M extends { name: string }>(list: readonly Constrained<M>[], options: { constraints?: readonly OrderingConstraint[] } = {}): M[] {
+  const n = list.length;
+  const byName = new Map<string, number[]>();
+  const names = list.map(orderingName);
+  names.forEach((name, i) => {
+    const at = byName.get(name);
+    if (at === undefined) byName.set(name, [i]);
+    else at.push(i);
+  });
+
+  const successors: Array<Set<number>> = Array.from({ length: n }, () => new Set());
+  const edge = (from: number, to: number) => {
+    if (names[from] !== names[to]) successors[from]!.add(to);
+  };
+  const declare = (subjects: readonly number[], c: OrderingConstraints) => {
+    for (const other of namesOf(c.before)) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
+    for (const other of namesOf(c.after)) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
+  };
+  list.forEach((mw, i) => {
+    if (mw.constraints) declare([i], mw.constraints);
+  });
+  for (const c of options.constraints ?? []) declare(byName.get(c.name) ?? [], c);
+
+  const pending = new Array<number>(n).fill(0);
+  for (const next of successors) for (const j of next) pending[j]!++;
+  const placed = new Array<boolean>(n).fill(false);
+  const out: M[] = [];
+  // n is a handful of middlewares: a linear scan for the earliest ready one is simplest.
+  while (out.length < n) {
+    let pick = -1;
+    for (let i = 0; i < n; i++) {
+      if (!placed[i] && pending[i] === 0) {
+        pick = i;
+        break;
+      }
+    }
+    if (pick === -1) throw new MiddlewareOrderingError(findCycle(successors, placed).map((i) => names[i]!));
+    placed[pick] = true;
+    out.push(list[pick]!);
+    for (const j of successors[pick]!) pending[j]!--;
+  }
+  return out;
+}
+
+/** A cycle among the unplaced middlewares (one exists when none is ready), first node repeated at the end. */
+function findCycle(successors: ReadonlyArray<ReadonlySet<number>>, placed: readonly boolean[]): number[] {
+  const state = new Array<0 | 1 | 2>(successors.length).fill(0); // 0 new, 1 on the path, 2 done
+  const path: number[] = [];
+  const visit = (i: number): number[] | null => {
+    state[i] = 1;
+    path.push(i);
+    for (const j of successors[i]!) {
+      if (placed[j]) continue;
+      if (state[j] === 1) return [...path.slice(path.indexOf(j)), j];
+      if (state[j] === 0) {
+        const found = visit(j);
+        if (found) return found;
+      }
+    }
+    path.pop();
+    state[i] = 2;
+    return null;
+  };
+  for (let i = 0; i < successors.length; i++) {
+    if (!placed[i] && state[i] === 0) {
+      const found = visit(i);
+      if (found) return found;
+    }
+  }
+  return [];
+}

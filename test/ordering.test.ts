@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { createMiddleware, summarizationMiddleware } from "langchain";
+import { ScriptedChatModel } from "../src/testing/scripted-model.js";
+import { MiddlewareOrderingError, orderMiddleware, orderingName, withConstraints, type OrderingConstraints } from "../src/ordering.js";
+
+type Mw = { name: string; constraints?: OrderingConstraints };
+const mw = (name: string, constraints?: OrderingConstraints): Mw => (constraints ? { name, constraints } : { name });
+const names = (list: readonly { name: string }[]) => list.map((m) => m.name);
+
+const POLICIES = ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress"];
+const capture = () => mw("tool-artifacts-capture", { before: ["summarization"] });
+const resolution = () => mw("tool-artifacts-resolution", { after: ["tool-receipt"], before: POLICIES });
+const projection = () => mw("tool-artifacts-projection");
+
+/** Every (earlier, later) pair a list's constraints demand, by position. */
+function violations(list: readonly Mw[]): string[] {
+  const bad: string[] = [];
+  const pos = (name: string) => list.flatMap((m, i) => (orderingName(m) === name ? [i] : []));
+  list.forEach((m, i) => {
+    for (const b of m.constraints?.before ?? []) for (const j of pos(b)) if (orderingName(m) !== b && j < i) bad.push(`${m.name} before ${b}`);
+    for (const a of m.constraints?.after ?? []) for (const j of pos(a)) if (orderingName(m) !== a && j > i) bad.push(`${m.name} after ${a}`);
+  });
+  return bad;
+}
+
+describe("orderMiddleware", () => {
+  it("moves resolution inside the receipt layer and outside the policies", () => {
+    const out = orderMiddleware([mw("authorization"), mw("tool-progress"), resolution(), mw("tool-receipt"), mw("logging")]);
+    expect(names(out)).toEqual(["tool-receipt", "tool-artifacts-resolution", "authorization", "tool-progress", "logging"]);
+  });
+
+  it("keeps a list that already satisfies every constraint exactly as given", () => {
+    const list = [mw("tool-receipt"), capture(), mw("summarization"), resolution(), ...POLICIES.map((p) => mw(p)), projection()];
+    expect(orderMiddleware(list)).toEqual(list);
+  });
+
+  it("moves capture before LangChain.js's own summarization middleware, which counts as 'summarization'", () => {
+    const summarization = summarizationMiddleware({ model: new ScriptedChatModel([]), trigger: { messages: 50 } });
+    expect(summarization.name).toBe("SummarizationMiddleware");
+    expect(orderingName(summarization)).toBe("summarization");
+    const first = mw("first");
+    const out = orderMiddleware<{ name: string }>([first, summarization, capture(), projection()]);
+    expect(names(out)).toEqual(["first", "tool-artifacts-capture", "SummarizationMiddleware", "tool-artifacts-projection"]);
+    expect(out[2]).toBe(summarization);
+  });
+
+  it("accepts host constraints for middlewares that declare none", () => {
+    const out = orderMiddleware([mw("a"), mw("b"), mw("c")], { constraints: [{ name: "c", before: ["a"] }, { name: "b", after: ["c"] }] });
+    expect(names(out)).toEqual(["c", "a", "b"]);
+  });
+
+  it("ignores constraints naming middlewares that are absent", () => {
+    const list = [resolution(), capture(), projection()];
+    expect(orderMiddleware(list)).toEqual(list);
+  });
+
+  it("applies a constraint to every middleware carrying the name", () => {
+    const out = orderMiddleware([mw("guardrail"), mw("x"), mw("guardrail"), resolution()]);
+    expect(names(out)).toEqual(["x", "tool-artifacts-resolution", "guardrail", "guardrail"]);
+  });
+
+  it("returns the same middleware objects, without touching the input list", () => {
+    const list = [mw("authorization"), resolution()];
+    const copy = [...list];
+    const out = orderMiddleware(list);
+    expect(list).toEqual(copy);
+    expect(out[0]).toBe(list[1]);
+  });
+
+  it("names the cycle in a clear error", () => {
+    const list = [mw("a", { before: ["b"] }), mw("b", { before: ["c"] }), mw("c", { before: ["a"] }), mw("free")];
+    let error: unknown;
+    try {
+      orderMiddleware(list);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(MiddlewareOrderingError);
+    const cycle = (error as MiddlewareOrderingError).cycle;
+    expect(cycle[0]).toBe(cycle.at(-1));
+    expect(new Set(cycle)).toEqual(new Set(["a", "b", "c"]));
+    expect((error as Error).message).toMatch(/cycle: (a|b|c) → (a|b|c) → (a|b|c) → (a|b|c)/);
+  });
+
+  it("reports a two-party contradiction between before and after", () => {
+    expect(() => orderMiddleware([resolution(), mw("authorization", { before: ["tool-artifacts-resolution"] })])).toThrow(/cycle: .*tool-artifacts-resolution.*authorization|cycle: .*authorization.*tool-artifacts-resolution/);
+  });
+});
+
+describe("withConstraints", () => {
+  it("returns a copy with the constraints added, brand and hooks intact", () => {
+    const base = createMiddleware({ name: "sandbox-audit", wrapToolCall: (req, handler) => handler(req) });
+    const once = withConstraints(base, { after: ["tool-receipt"] });
+    const twice = withConstraints(once, { after: ["tool-receipt", "x"], before: ["tool-progress"] });
+    expect((base as { constraints?: unknown }).constraints).toBeUndefined();
+    expect(twice.constraints).toEqual({ before: ["tool-progress"], after: ["tool-receipt", "x"] });
+    expect(twice.wrapToolCall).toBe(base.wrapToolCall);
+    expect(Object.getOwnPropertySymbols(twice)).toEqual(Object.getOwnPropertySymbols(base));
+  });
+});
+
+describe("orderMiddleware properties", () => {
+  // A hidden global rank keeps random constraints acyclic: a middleware may only
+  // demand to precede higher ranks and follow lower ones.
+  const RANK: Record<string, number> = { "tool-receipt": 0, "tool-artifacts-capture": 1, summarization: 2, "tool-artifacts-resolution": 3, authorization: 4, guardrail: 5, "sandbox-audit": 6, "read-before-write": 7, "tool-progress": 8, "tool-artifacts-projection": 9 };
+  const BASE = () => [capture(), resolution(), projection(), mw("tool-receipt"), mw("summarization"), ...POLICIES.map((p) => mw(p))];
+
+  const scenario = fc
+    .record({
+      baseOrder: fc.shuffledSubarray(BASE(), { minLength: 3 }),
+      extensions: fc.array(fc.record({ rank: fc.double({ min: -1, max: 10, noNaN: true }), wantBefore: fc.array(fc.nat(), { maxLength: 3 }), wantAfter: fc.array(fc.nat(), { maxLength: 3 }), at: fc.nat() }), { maxLength: 8 }),
+    })
+    .map(({ baseOrder, extensions }) => {
+      const list: Mw[] = [...baseOrder];
+      const rank = new Map(Object.entries(RANK));
+      extensions.forEach((ext, k) => {
+        const name = `ext-${k}`;
+        const known = [...rank.keys()];
+        const before = [...new Set(ext.wantBefore.map((i) => known[i % known.length]!).filter((n) => rank.get(n)! > ext.rank))];
+        const after = [...new Set(ext.wantAfter.map((i) => known[i % known.length]!).filter((n) => rank.get(n)! < ext.rank))];
+        rank.set(name, ext.rank);
+        list.splice(ext.at % (list.length + 1), 0, mw(name, before.length || after.length ? { before, after } : undefined));
+      });
+      return list;
+    });
+
+  it("honours every constraint after random insertion of extension middlewares", () => {
+    fc.assert(
+      fc.property(scenario, (list) => {
+        const out = orderMiddleware(list);
+        expect([...out].sort((a, b) => a.name.localeCompare(b.name))).toEqual([...list].sort((a, b) => a.name.localeCompare(b.name)));
+        expect(violations(out)).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is stable: an ordered list is a fixed point, and unconstrained middlewares keep their relative order", () => {
+    fc.assert(
+      fc.property(scenario, (list) => {
+        const out = orderMiddleware(list);
+        expect(orderMiddleware(out)).toEqual(out);
+        const mentioned = new Set(list.flatMap((m) => (m.constraints ? [m.name, ...(m.constraints.before ?? []), ...(m.constraints.after ?? [])] : [])));
+        const free = (l: readonly Mw[]) => names(l).filter((n) => !mentioned.has(n));
+        expect(free(out)).toEqual(free(list));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
