@@ -1,0 +1,106 @@
+/**
+ * Resolution (DESIGN §6): handles in tool-call arguments are replaced by their
+ * real references before the tool runs, so every inner middleware (the
+ * policies) and the tool see concrete paths and URLs, while the message
+ * history keeps the handles the model wrote. A call naming a handle the
+ * registry does not hold is refused with an error result the model can act on.
+ */
+import { createMiddleware, ToolMessage } from "langchain";
+import type { ToolArtifactsConfig } from "../config.js";
+import { findHandles, resolveHandles } from "../handles.js";
+import type { OrderingConstraints } from "../ordering.js";
+import { toolArtifactsStateSchema } from "../registry.js";
+import type { ArtifactEntry } from "../types.js";
+
+export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
+
+/**
+ * Inside the receipt layer (a receipt records what the model asked for),
+ * outside every policy (a policy must judge the real reference, not an opaque handle).
+ */
+export const RESOLUTION_CONSTRAINTS = {
+  after: ["tool-receipt"],
+  before: ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress"],
+} as const satisfies OrderingConstraints;
+
+/** How many handles an error result lists, of the missing ones and of the current ones. */
+const LISTED = 10;
+
+/**
+ * The references of `wanted` handles, newest entry first so a duplicate
+ * handle resolves as the reducer would keep it. One pass over the registry
+ * with a set probe is cheaper than indexing 1000 entries per call.
+ */
+function lookUp(registry: readonly ArtifactEntry[], wanted: readonly string[]): Map<string, string> {
+  const want = new Set(wanted);
+  const found = new Map<string, string>();
+  for (let i = registry.length - 1; i >= 0 && found.size < want.size; i--) {
+    const entry = registry[i];
+    if (entry && want.has(entry.handle) && !found.has(entry.handle) && typeof entry.real_ref === "string") found.set(entry.handle, entry.real_ref);
+  }
+  return found;
+}
+
+/**
+ * The refusal shown to the model. Handles only, no display names: this text
+ * bypasses the projection's PII policy.
+ */
+export function unknownHandlesMessage(missing: readonly string[], registry: readonly ArtifactEntry[]): string {
+  const sorted = [...missing].sort();
+  let named = sorted.slice(0, LISTED).join(", ");
+  if (sorted.length > LISTED) named += ` and ${sorted.length - LISTED} more`;
+  const current: string[] = [];
+  for (let i = registry.length - 1; i >= 0 && current.length < LISTED; i--) {
+    const handle = registry[i]?.handle;
+    if (typeof handle === "string") current.push(handle);
+  }
+  const available = current.length === 0 ? "No artifact handles are currently available." : `Current handles (most recent first): ${current.join(", ")}.`;
+  return (
+    `The tool was not run: unknown or expired artifact handle${sorted.length === 1 ? "" : "s"} ${named}. ${available} ` +
+    "Use a current handle or a concrete reference (a path, URL or id you were given); do not guess handles."
+  );
+}
+
+/**
+ * The resolution middleware. Active when `config.enabled && config.resolveHandlesInArgs`;
+ * otherwise every call passes through untouched, as do calls whose arguments
+ * are not an object or hold no handle. Carries its ordering `constraints`.
+ *
+ * @example
+ * ```ts
+ * const config = parseToolArtifactsConfig({ resolveHandlesInArgs: true });
+ * const agent = createAgent({ model, tools, middleware: orderMiddleware([authorization, resolutionMiddleware(config)]) });
+ * ```
+ */
+export function resolutionMiddleware(config: ToolArtifactsConfig) {
+  const active = config.enabled && config.resolveHandlesInArgs;
+  const middleware = createMiddleware({
+    name: RESOLUTION_MIDDLEWARE_NAME,
+    stateSchema: toolArtifactsStateSchema,
+    wrapToolCall: (request, handler) => {
+      const { toolCall } = request;
+      const args: unknown = toolCall.args;
+      // Tool arguments are a JSON object; anything else is not ours to rewrite.
+      if (!active || typeof args !== "object" || args === null || Array.isArray(args)) return handler(request);
+      const handles = findHandles(args);
+      if (handles.length === 0) return handler(request);
+
+      const stored: unknown = request.state.tool_artifacts;
+      const registry = Array.isArray(stored) ? (stored as ArtifactEntry[]) : [];
+      const refs = lookUp(registry, handles);
+      if (refs.size < handles.length) {
+        return new ToolMessage({
+          content: unknownHandlesMessage(
+            handles.filter((h) => !refs.has(h)),
+            registry,
+          ),
+          tool_call_id: toolCall.id ?? "",
+          name: toolCall.name,
+          status: "error",
+        });
+      }
+      return handler({ ...request, toolCall: { ...toolCall, args: resolveHandles(args as Record<string, unknown>, refs) } });
+    },
+  });
+  return Object.assign(middleware, { constraints: RESOLUTION_CONSTRAINTS as OrderingConstraints });
+}
