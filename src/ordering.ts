@@ -82,7 +82,9 @@ function namesOf(value: unknown): string[] {
  * speaks the host's order is kept: a list that already satisfies every
  * constraint comes back in the same order, and unconstrained middlewares keep
  * their relative order (at each step, the earliest middleware whose
- * predecessors are all placed goes next).
+ * predecessors are all placed goes next). The result is typed as the input
+ * tuple so `createAgent` still infers the middlewares' state; only the
+ * positions may differ.
  *
  * @throws {MiddlewareOrderingError} when the constraints form a cycle, naming it.
  *
@@ -95,7 +97,7 @@ function namesOf(value: unknown): string[] {
  * });
  * ```
  */
-export function orderMiddleware<M extends { name: string }>(list: readonly Constrained<M>[], options: { constraints?: readonly OrderingConstraint[] } = {}): M[] {
+export function orderMiddleware<const T extends readonly Constrained<{ name: string }>[]>(list: T, options: { constraints?: readonly OrderingConstraint[] } = {}): T {
   const n = list.length;
   const byName = new Map<string, number[]>();
   const names = list.map(orderingName);
@@ -121,7 +123,7 @@ export function orderMiddleware<M extends { name: string }>(list: readonly Const
   const pending = new Array<number>(n).fill(0);
   for (const next of successors) for (const j of next) pending[j]!++;
   const placed = new Array<boolean>(n).fill(false);
-  const out: M[] = [];
+  const out: Array<T[number]> = [];
   // n is a handful of middlewares: a linear scan for the earliest ready one is simplest.
   while (out.length < n) {
     let pick = -1;
@@ -136,7 +138,9 @@ export function orderMiddleware<M extends { name: string }>(list: readonly Const
     out.push(list[pick]!);
     for (const j of successors[pick]!) pending[j]!--;
   }
-  return out;
+  // Typed as the input list: createAgent infers the agent's state from the
+  // middleware tuple type, and every element is still there (in another order).
+  return out as unknown as T;
 }
 
 /** A cycle among the unplaced middlewares (one exists when none is ready), first node repeated at the end. */

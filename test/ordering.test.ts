@@ -40,7 +40,7 @@ describe("orderMiddleware", () => {
     expect(summarization.name).toBe("SummarizationMiddleware");
     expect(orderingName(summarization)).toBe("summarization");
     const first = mw("first");
-    const out = orderMiddleware<{ name: string }>([first, summarization, capture(), projection()]);
+    const out = orderMiddleware([first, summarization, capture(), projection()]);
     expect(names(out)).toEqual(["first", "tool-artifacts-capture", "SummarizationMiddleware", "tool-artifacts-projection"]);
     expect(out[2]).toBe(summarization);
   });
