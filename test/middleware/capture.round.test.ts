@@ -1,0 +1,232 @@
+// One capture round at a time: the capture hook called with a state object,
+// so each DESIGN §5 rule is checked against exact updates. Real agents are in
+// the sibling capture*.test.ts files.
+import { describe, expect, it } from "vitest";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { captureMiddleware, RETRY_PREFIX, type CaptureUpdate } from "../../src/middleware/capture.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
+import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
+import { extractArtifacts } from "../../src/extract.js";
+import { mergeProcessed, mergeToolArtifacts } from "../../src/registry.js";
+import type { ArtifactEntry, ArtifactUpdate } from "../../src/types.js";
+
+const THREAD = "thread-round";
+
+interface State {
+  messages: BaseMessage[];
+  tool_artifacts: ArtifactEntry[];
+  tool_artifact_processed: string[];
+}
+
+type Hook = (state: State, runtime: object) => CaptureUpdate | undefined;
+
+function capture(config: ToolArtifactsConfigInput = {}, extract = extractArtifacts) {
+  const mw = captureMiddleware(parseToolArtifactsConfig(config), { extract });
+  return mw.beforeModel as unknown as Hook;
+}
+
+function state(messages: BaseMessage[], registry: ArtifactEntry[] = [], ledger: string[] = []): State {
+  return { messages, tool_artifacts: registry, tool_artifact_processed: ledger };
+}
+
+/** What the reducers make of an update, as the agent's channels would. */
+function apply(s: State, update: CaptureUpdate | undefined): State {
+  if (update === undefined) return s;
+  return {
+    messages: s.messages,
+    tool_artifacts: mergeToolArtifacts(s.tool_artifacts, update.tool_artifacts),
+    tool_artifact_processed: mergeProcessed(s.tool_artifact_processed, update.tool_artifact_processed),
+  };
+}
+
+const run = { configurable: { thread_id: THREAD } };
+
+function call(id: string, args: Record<string, unknown>, name = "read") {
+  return { id, name, args, type: "tool_call" as const };
+}
+
+function ai(id: string | undefined, calls: ReturnType<typeof call>[]) {
+  return new AIMessage({ id, content: "", tool_calls: calls });
+}
+
+function result(id: string | undefined, toolCallId: string, content: string, status: "success" | "error" = "success") {
+  return new ToolMessage({ id, tool_call_id: toolCallId, name: "write", content, status });
+}
+
+const resultKey = (messageId: string | null, toolCallId: string, index = 0) => occurrenceKey("result", THREAD, messageId, toolCallId, index);
+const callKey = (messageId: string | null, toolCallId: string, position: number) => occurrenceKey("call", THREAD, messageId, toolCallId, position);
+const retryKey = (key: string) => RETRY_PREFIX + key.slice("call:".length);
+const isEntry = (u: ArtifactUpdate): u is ArtifactEntry => "handle" in u;
+
+describe("capture round", () => {
+  it("captures new results, records their keys and settles calls without handles, in one update", () => {
+    const hook = capture();
+    const s = state([
+      ai("ai-1", [call("w1", { name: "a" }, "write"), call("w2", { name: "b" }, "write")]),
+      result("tm-1", "w1", "wrote /mnt/user-data/a.txt"),
+      result("tm-2", "w2", "wrote /mnt/user-data/b.txt and /mnt/user-data/c.txt"),
+    ]);
+    const update = hook(s, run)!;
+
+    expect(update.tool_artifacts.filter(isEntry).map((e) => [e.handle, e.real_ref, e.tool_call_id])).toEqual([
+      [generateHandle(THREAD, "w1", 0, 0, "tm-1"), "/mnt/user-data/a.txt", "w1"],
+      [generateHandle(THREAD, "w2", 0, 0, "tm-2"), "/mnt/user-data/b.txt", "w2"],
+      [generateHandle(THREAD, "w2", 0, 1, "tm-2"), "/mnt/user-data/c.txt", "w2"],
+    ]);
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", "w1"), resultKey("tm-2", "w2"), callKey("ai-1", "w1", 0), callKey("ai-1", "w2", 1)]);
+
+    // The ledger alone decides: the same state again records nothing.
+    expect(hook(apply(s, update), run)).toBeUndefined();
+  });
+
+  it("records empty and error results without entries", () => {
+    const hook = capture();
+    const update = hook(
+      state([result("tm-e", "c1", "failed writing /mnt/user-data/x.txt", "error"), result("tm-0", "c2", "nothing here")]),
+      run,
+    )!;
+    expect(update.tool_artifacts).toEqual([]);
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-e", "c1"), resultKey("tm-0", "c2")]);
+  });
+
+  it("numbers id-less results per tool_call_id, for their keys and their handles", () => {
+    const hook = capture();
+    const update = hook(
+      state([result(undefined, "c1", "/mnt/user-data/one.txt"), result(undefined, "c2", "/mnt/user-data/two.txt"), result(undefined, "c1", "/mnt/user-data/three.txt")]),
+      run,
+    )!;
+    expect(update.tool_artifact_processed).toEqual([resultKey(null, "c1", 0), resultKey(null, "c2", 0), resultKey(null, "c1", 1)]);
+    expect(update.tool_artifacts.filter(isEntry).map((e) => [e.handle, e.call_index])).toEqual([
+      [generateHandle(THREAD, "c1", 0, 0), 0],
+      [generateHandle(THREAD, "c2", 0, 0), 0],
+      [generateHandle(THREAD, "c1", 1, 0), 1],
+    ]);
+  });
+
+  it("skips handles already registered but still records the result", () => {
+    const hook = capture();
+    const message = result("tm-1", "w1", "/mnt/user-data/a.txt");
+    const [entry] = extractArtifacts(message, { threadId: THREAD });
+    const registered = { ...entry, display_name: "kept as registered" };
+    const update = hook(state([message], [registered]), run)!;
+    expect(update.tool_artifacts).toEqual([]);
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+  });
+
+  it("appends the call id to consumed_by of registry and pending entries once, after the captures", () => {
+    const hook = capture();
+    const old = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/old.txt"), { threadId: THREAD })[0];
+    const fresh = generateHandle(THREAD, "w1", 0, 0, "tm-1");
+    const s = state(
+      [
+        ai("ai-1", [call("w1", { name: "new" }, "write")]),
+        result("tm-1", "w1", "/mnt/user-data/new.txt"),
+        // Uses a handle from the registry and one minted this very round,
+        // nested and backticked, and the registry one twice.
+        ai("ai-2", [call("r1", { paths: [old.handle, { again: `\`${old.handle}\`` }], other: `see ${fresh}` })]),
+      ],
+      [old],
+      [resultKey("tm-0", "w0")],
+    );
+    const update = hook(s, run)!;
+    const entries = update.tool_artifacts.filter(isEntry);
+    expect(entries.map((e) => [e.handle, e.consumed_by])).toEqual([
+      [fresh, undefined], // the capture part: the entry as extracted
+      [old.handle, ["r1"]], // then the consumption part
+      [fresh, ["r1"]],
+    ]);
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", "w1"), callKey("ai-1", "w1", 0), callKey("ai-2", "r1", 0)]);
+
+    const after = apply(s, update);
+    expect(after.tool_artifacts.map((e) => [e.handle, e.consumed_by])).toEqual([
+      [old.handle, ["r1"]],
+      [fresh, ["r1"]],
+    ]);
+  });
+
+  it("gives a call with an unknown handle exactly one retry, then settles it", () => {
+    const hook = capture();
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];
+    let s = state([ai("ai-1", [call("r1", { a: known.handle, b: "art_deadbeef" })])], [known], [resultKey("tm-0", "w0")]);
+    const key = callKey("ai-1", "r1", 0);
+
+    const first = hook(s, run)!;
+    expect(first.tool_artifact_processed).toEqual([retryKey(key)]);
+    // The resolvable handle is consumed on the first pass, and only then.
+    expect(first.tool_artifacts).toEqual([{ ...known, consumed_by: ["r1"] }]);
+    s = apply(s, first);
+
+    const second = hook(s, run)!;
+    expect(second.tool_artifact_processed).toEqual([key]);
+    expect(second.tool_artifacts).toEqual([]);
+    s = apply(s, second);
+
+    expect(hook(s, run)).toBeUndefined();
+    expect(s.tool_artifact_processed).toEqual([resultKey("tm-0", "w0"), retryKey(key), key]);
+  });
+
+  it("appends one trim directive, last, when the round would pass maxEntries", () => {
+    const hook = capture({ maxEntries: 10 });
+    const paths = Array.from({ length: 4 }, (_, i) => `/mnt/user-data/f${i}.txt`);
+    const registry = Array.from({ length: 8 }, (_, i) => extractArtifacts(result(`tm-old-${i}`, `w${i}`, `/mnt/user-data/old${i}.txt`), { threadId: THREAD })[0]);
+    const update = hook(state([result("tm-new", "wn", paths.join(" "))], registry), run)!;
+    expect(update.tool_artifacts).toHaveLength(5);
+    expect(update.tool_artifacts.at(-1)).toEqual({ op: "trim_to", keep: 10 });
+    const after = mergeToolArtifacts(registry, update.tool_artifacts);
+    expect(after.map((e) => e.real_ref)).toEqual([...registry.slice(2).map((e) => e.real_ref), ...paths]);
+
+    // At the cap exactly: no directive.
+    expect(hook(state([result("tm-new", "wn", paths.slice(0, 2).join(" "))], registry), run)!.tool_artifacts).toHaveLength(2);
+  });
+
+  it("records nothing when disabled or without a thread id, whatever the state holds", () => {
+    const s = state([ai("ai-1", [call("r1", { p: "art_deadbeef" })]), result("tm-1", "r1", "/mnt/user-data/a.txt")]);
+    expect(capture({ enabled: false })(s, run)).toBeUndefined();
+    expect(capture()(s, {})).toBeUndefined();
+    expect(capture()(s, { configurable: {} })).toBeUndefined();
+    expect(capture()(s, { configurable: { thread_id: "" } })).toBeUndefined();
+    // The context is the other source of the thread id.
+    expect(capture()(s, { context: { thread_id: THREAD } })!.tool_artifact_processed).toContain(resultKey("tm-1", "r1"));
+  });
+
+  it("keys by the thread: the same messages in another thread are captured there", () => {
+    const hook = capture();
+    const s = state([result("tm-1", "w1", "/mnt/user-data/a.txt")]);
+    const mine = apply(s, hook(s, run));
+    const other = hook(mine, { configurable: { thread_id: "another" } })!;
+    expect(other.tool_artifact_processed).toEqual([occurrenceKey("result", "another", "tm-1", "w1", 0)]);
+    expect(other.tool_artifacts.filter(isEntry)[0].handle).toBe(generateHandle("another", "w1", 0, 0, "tm-1"));
+  });
+
+  it("re-keys a message object whose id changed since it was last seen", () => {
+    const hook = capture();
+    const message = result(undefined, "w1", "/mnt/user-data/a.txt");
+    const first = hook(state([message]), run)!;
+    expect(first.tool_artifact_processed).toEqual([resultKey(null, "w1", 0)]);
+    // As summarization's ensureMessageIds does in place.
+    message.id = "assigned-later";
+    const second = hook(state([message], [], first.tool_artifact_processed), run)!;
+    expect(second.tool_artifact_processed).toEqual([resultKey("assigned-later", "w1")]);
+  });
+
+  it("scans each result once as rounds go on, and trusts a ledger rebuilt from scratch", () => {
+    let scans = 0;
+    const counting: typeof extractArtifacts = (m, o) => {
+      scans++;
+      return extractArtifacts(m, o);
+    };
+    const hook = capture({}, counting);
+    let s = state([]);
+    for (let turn = 0; turn < 5; turn++) {
+      s.messages = [...s.messages, ai(`ai-${turn}`, [call(`w${turn}`, { n: turn }, "write")]), result(`tm-${turn}`, `w${turn}`, `/mnt/user-data/${turn}.txt`)];
+      s = apply(s, hook(s, run));
+    }
+    expect(scans).toBe(5);
+    expect(s.tool_artifacts).toHaveLength(5);
+    // Fresh copies of everything, as after a checkpoint reload: still nothing new.
+    const reloaded = structuredClone({ ledger: s.tool_artifact_processed, registry: s.tool_artifacts });
+    const copies = s.messages.map((m) => (m.type === "tool" ? result(m.id, (m as ToolMessage).tool_call_id, String(m.content)) : ai(m.id, (m as AIMessage).tool_calls as never)));
+    expect(hook(state(copies, reloaded.registry, reloaded.ledger), run)).toBeUndefined();
+    expect(scans).toBe(5);
+  });
+});

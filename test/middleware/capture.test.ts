@@ -1,0 +1,200 @@
+// Capture in real agents: createAgent, a scripted chat model, real tools and a
+// SQLite checkpointer on a temp file. Graph recreation in a new process and
+// compaction have their own files (capture.restart / capture.compaction).
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgent, tool } from "langchain";
+import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { z } from "zod";
+import { captureMiddleware, RETRY_PREFIX } from "../../src/middleware/capture.js";
+import { resolutionMiddleware } from "../../src/middleware/resolution.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
+import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
+import { orderMiddleware } from "../../src/ordering.js";
+import { ScriptedChatModel, type ScriptedStep } from "../../src/testing/scripted-model.js";
+import type { ArtifactEntry } from "../../src/types.js";
+import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
+
+const dbs: TempSqliteSaver[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) db.cleanup();
+});
+
+function sqlite() {
+  const db = tempSqliteSaver();
+  dbs.push(db);
+  return db.saver;
+}
+
+/** Tools that produce references and tools that consume them, with what each received. */
+function tools() {
+  const received: Array<{ tool: string; args: unknown }> = [];
+  const writeFile = tool(async ({ name }: { name: string }) => `wrote /mnt/user-data/${name}`, {
+    name: "write_file",
+    description: "Write a file into the sandbox.",
+    schema: z.object({ name: z.string() }),
+  });
+  const makeFiles = tool(async ({ tag, count }: { tag: string; count: number }) => Array.from({ length: count }, (_, i) => `/mnt/user-data/${tag}-${i}.txt`).join("\n"), {
+    name: "make_files",
+    description: "Write several files.",
+    schema: z.object({ tag: z.string(), count: z.number() }),
+  });
+  const readFile = tool(
+    async (args: unknown) => {
+      received.push({ tool: "read_file", args });
+      return "contents";
+    },
+    {
+      name: "read_file",
+      description: "Read files.",
+      schema: z.object({ path: z.string(), also: z.array(z.object({ p: z.string() })).optional() }),
+    },
+  );
+  return { received, all: [writeFile, makeFiles, readFile] };
+}
+
+function agent(script: ScriptedStep[], options: { config?: ToolArtifactsConfigInput; checkpointer?: ReturnType<typeof sqlite> } = {}) {
+  const config = parseToolArtifactsConfig(options.config ?? {});
+  const t = tools();
+  const a = createAgent({
+    model: new ScriptedChatModel(script),
+    tools: t.all,
+    middleware: orderMiddleware([resolutionMiddleware(config), captureMiddleware(config)]),
+    checkpointer: options.checkpointer,
+  });
+  return { agent: a, received: t.received };
+}
+
+function toolResults(messages: readonly BaseMessage[]): ToolMessage[] {
+  return messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+}
+
+/** The handle of a result's first reference, derived as DESIGN §2 says capture mints it. */
+const firstHandle = (thread: string, m: ToolMessage) => generateHandle(thread, m.tool_call_id, 0, 0, m.id);
+
+interface Channels {
+  messages: BaseMessage[];
+  tool_artifacts: ArtifactEntry[];
+  tool_artifact_processed: string[];
+}
+
+async function invoke(a: ReturnType<typeof agent>["agent"], text: string, thread?: string, context?: Record<string, unknown>): Promise<Channels> {
+  const config: Record<string, unknown> = {};
+  if (thread !== undefined) config.configurable = { thread_id: thread };
+  if (context !== undefined) config.context = context;
+  return (await a.invoke({ messages: [{ role: "user", content: text }] }, config as never)) as unknown as Channels;
+}
+
+describe("capture in an agent", () => {
+  it("captures parallel tool calls under distinct handles and records which later calls consumed them", async () => {
+    const thread = "parallel";
+    let minted: string[] = [];
+    const { agent: a, received } = agent(
+      [
+        { tool_calls: [{ id: "w1", name: "write_file", args: { name: "a.txt" } }, { id: "w2", name: "write_file", args: { name: "b.txt" } }] },
+        (messages) => {
+          minted = toolResults(messages).map((m) => firstHandle(thread, m));
+          return {
+            tool_calls: [
+              { id: "r1", name: "read_file", args: { path: minted[0] } },
+              { id: "r2", name: "read_file", args: { path: `\`${minted[1]}\``, also: [{ p: minted[0] }] } },
+            ],
+          };
+        },
+        { content: "done" },
+      ],
+      { checkpointer: sqlite() },
+    );
+    const state = await invoke(a, "write two files, then read them", thread);
+
+    expect(new Set(minted).size).toBe(2);
+    expect(state.tool_artifacts.map((e) => [e.handle, e.real_ref, e.tool_call_id, e.consumed_by])).toEqual([
+      [minted[0], "/mnt/user-data/a.txt", "w1", ["r1", "r2"]],
+      [minted[1], "/mnt/user-data/b.txt", "w2", ["r2"]],
+    ]);
+    // Resolution gave the tools the references.
+    expect(received.map((r) => r.args)).toEqual([{ path: "/mnt/user-data/a.txt" }, { path: "/mnt/user-data/b.txt", also: [{ p: "/mnt/user-data/a.txt" }] }]);
+
+    // The ledger: each round's results, then its calls; every call settled, nothing twice.
+    const [writes, reads] = [state.messages[1], state.messages[4]];
+    const results = toolResults(state.messages);
+    const result = (m: ToolMessage) => occurrenceKey("result", thread, m.id, m.tool_call_id, 0);
+    expect(state.tool_artifact_processed).toEqual([
+      result(results[0]),
+      result(results[1]),
+      occurrenceKey("call", thread, writes.id, "w1", 0),
+      occurrenceKey("call", thread, writes.id, "w2", 1),
+      result(results[2]),
+      result(results[3]),
+      occurrenceKey("call", thread, reads.id, "r1", 0),
+      occurrenceKey("call", thread, reads.id, "r2", 1),
+    ]);
+  });
+
+  it("settles a call with an unknown handle after exactly one retry, across invocations", async () => {
+    const thread = "unknown-handle";
+    const { agent: a, received } = agent([{ tool_calls: [{ id: "r1", name: "read_file", args: { path: "art_deadbeef" } }] }, { content: "that handle is unknown" }, { content: "ok" }, { content: "ok" }], {
+      checkpointer: sqlite(),
+    });
+
+    const first = await invoke(a, "read art_deadbeef", thread);
+    expect(received).toEqual([]); // resolution refused to run the tool
+    const [refusal] = toolResults(first.messages);
+    expect(refusal.status).toBe("error");
+    const callKey = occurrenceKey("call", thread, first.messages[1].id, "r1", 0);
+    const retry = RETRY_PREFIX + callKey.slice("call:".length);
+    const resultKey = occurrenceKey("result", thread, refusal.id, "r1", 0);
+    expect(first.tool_artifact_processed).toEqual([resultKey, retry]);
+    expect(first.tool_artifacts).toEqual([]);
+
+    const second = await invoke(a, "anything else?", thread);
+    expect(second.tool_artifact_processed).toEqual([resultKey, retry, callKey]);
+
+    // Settled: later rounds leave the ledger alone.
+    const third = await invoke(a, "still there?", thread);
+    expect(third.tool_artifact_processed).toEqual([resultKey, retry, callKey]);
+  });
+
+  it("keeps a per-agent sliding window of maxEntries: the oldest go, the fresh stay", async () => {
+    const script: ScriptedStep[] = [
+      { tool_calls: [{ name: "make_files", args: { tag: "first", count: 8 } }] },
+      { tool_calls: [{ name: "make_files", args: { tag: "second", count: 6 } }] },
+      { tool_calls: [{ name: "make_files", args: { tag: "third", count: 12 } }] },
+      { content: "done" },
+    ];
+    const checkpointer = sqlite();
+    const small = agent(script, { config: { maxEntries: 10 }, checkpointer });
+    const large = agent(script, { config: { maxEntries: 25 }, checkpointer });
+    // Both at once in one process, on one checkpointer: each keeps its own cap.
+    const [s, l] = await Promise.all([invoke(small.agent, "make files", "cap-10"), invoke(large.agent, "make files", "cap-25")]);
+
+    const refs = (tag: string, from: number, to: number) => Array.from({ length: to - from }, (_, i) => `/mnt/user-data/${tag}-${from + i}.txt`);
+    expect(s.tool_artifacts.map((e) => e.real_ref)).toEqual(refs("third", 2, 12));
+    expect(l.tool_artifacts.map((e) => e.real_ref)).toEqual([...refs("first", 1, 8), ...refs("second", 0, 6), ...refs("third", 0, 12)]);
+    // Eviction never touches the ledger: every result and call is still recorded.
+    expect(s.tool_artifact_processed).toHaveLength(6);
+    expect(l.tool_artifact_processed).toHaveLength(6);
+  });
+
+  it("records nothing when disabled, whatever the tools return", async () => {
+    const { agent: a } = agent([{ tool_calls: [{ name: "write_file", args: { name: "a.txt" } }] }, { content: "done" }], {
+      config: { enabled: false },
+      checkpointer: sqlite(),
+    });
+    const state = await invoke(a, "write", "disabled");
+    expect(toolResults(state.messages)).toHaveLength(1);
+    expect(state.tool_artifacts).toEqual([]);
+    expect(state.tool_artifact_processed).toEqual([]);
+  });
+
+  it("records nothing without a thread id, and takes one from the context", async () => {
+    const script: ScriptedStep[] = [{ tool_calls: [{ name: "write_file", args: { name: "a.txt" } }] }, { content: "done" }];
+    const none = await invoke(agent(script).agent, "write");
+    expect(toolResults(none.messages)).toHaveLength(1);
+    expect(none.tool_artifacts).toEqual([]);
+    expect(none.tool_artifact_processed).toEqual([]);
+
+    const viaContext = await invoke(agent(script).agent, "write", undefined, { thread_id: "from-context" });
+    const [written] = toolResults(viaContext.messages);
+    expect(viaContext.tool_artifacts.map((e) => e.handle)).toEqual([firstHandle("from-context", written)]);
+  });
+});
