@@ -1,0 +1,66 @@
+/**
+ * The three tool-artifacts middlewares from one validated configuration:
+ * capture (`beforeModel`), resolution (`wrapToolCall`) and projection
+ * (`wrapModelCall`), in the order they should sit in an agent.
+ */
+import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigInput } from "../config.js";
+import { policyFingerprint } from "../fingerprint.js";
+import { captureMiddleware, type CaptureOptions } from "./capture.js";
+import { projectionMiddleware, type ProjectionOptions } from "./projection.js";
+import { resolutionMiddleware } from "./resolution.js";
+
+export { captureMiddleware, type CaptureOptions } from "./capture.js";
+export { projectionMiddleware, type ProjectionOptions } from "./projection.js";
+export { resolutionMiddleware } from "./resolution.js";
+
+export interface ToolArtifactsMiddlewareOptions {
+  /** Options of the capture middleware. */
+  capture?: CaptureOptions;
+  /** Budgets and host sections of the projection middleware. */
+  projection?: ProjectionOptions;
+}
+
+type Capture = ReturnType<typeof captureMiddleware>;
+type Resolution = ReturnType<typeof resolutionMiddleware>;
+type Projection = ReturnType<typeof projectionMiddleware>;
+
+/** The middlewares as a tuple to spread into `createAgent`, each also reachable by name. */
+export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection] & {
+  readonly capture: Capture;
+  readonly resolution: Resolution;
+  readonly projection: Projection;
+  /** Stable hash of the behaviour-relevant configuration, to tell runs under different policies apart. */
+  readonly policyFingerprint: string;
+  /** The validated configuration, every field filled. */
+  readonly config: ToolArtifactsConfig;
+};
+
+/**
+ * Build the tool-artifacts middlewares. The configuration (camelCase options
+ * or a config file's `tool_artifacts` section) is validated here, once.
+ *
+ * @throws {ToolArtifactsConfigError} naming the first bad field.
+ *
+ * @example
+ * ```ts
+ * const artifacts = toolArtifactsMiddleware({ maxEntries: 200 });
+ * const agent = createAgent({
+ *   model,
+ *   tools,
+ *   checkpointer,
+ *   middleware: orderMiddleware([authorization, summarizationMiddleware({ model, trigger: { tokens: 4000 } }), ...artifacts]),
+ * });
+ * log.info("artifact policy", artifacts.policyFingerprint);
+ * ```
+ */
+export function toolArtifactsMiddleware(
+  config?: ToolArtifactsConfigInput | Parameters<typeof parseToolArtifactsConfig>[0],
+  options: ToolArtifactsMiddlewareOptions = {},
+): ToolArtifactsMiddleware {
+  const parsed = parseToolArtifactsConfig(config);
+  const capture = captureMiddleware(parsed, options.capture);
+  const resolution = resolutionMiddleware(parsed);
+  const projection = projectionMiddleware(parsed, options.projection);
+  const list: readonly [Capture, Resolution, Projection] = [capture, resolution, projection];
+  return Object.assign(list, { capture, resolution, projection, policyFingerprint: policyFingerprint(parsed), config: parsed });
+}

@@ -1,0 +1,128 @@
+/**
+ * Resolution as part of the whole: toolArtifactsMiddleware in a real agent on
+ * a SQLite checkpointer. Handles are minted by capture from real tool results,
+ * shown by projection, read by the model from its context, and resolved
+ * before the policies and the tool.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createAgent, createMiddleware, tool } from "langchain";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { z } from "zod";
+import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
+import { policyFingerprint } from "../../src/fingerprint.js";
+import { orderMiddleware } from "../../src/ordering.js";
+import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
+import type { ArtifactEntry } from "../../src/types.js";
+import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
+
+const REPORT = "/mnt/user-data/outputs/report.md";
+const CHART = "/mnt/user-data/outputs/chart.png";
+
+/** The handle the hidden context block shows for a display name. */
+function handleFor(messages: BaseMessage[], name: string): string {
+  const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
+  if (!block) throw new Error("no durable context block shown to the model");
+  const line = block.text.split("\n").find((l) => l.includes(` | ${name} | `));
+  if (!line) throw new Error(`no handle for ${name} in:\n${block.text}`);
+  return line.split(" | ")[0]!;
+}
+
+const dbs: TempSqliteSaver[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) db.cleanup();
+});
+
+function setup() {
+  const ran: Array<{ tool: string; args: unknown }> = [];
+  const render = tool(async () => `Rendered ${REPORT} and ${CHART}.`, { name: "render", description: "Render outputs", schema: z.object({}) });
+  const publish = tool(
+    async (args) => {
+      ran.push({ tool: "publish", args });
+      return "published";
+    },
+    { name: "publish", description: "Publish files", schema: z.object({ files: z.array(z.string()), meta: z.object({ cover: z.string() }) }) },
+  );
+  const authorized: unknown[] = [];
+  const authorization = createMiddleware({
+    name: "authorization",
+    wrapToolCall: (request, handler) => {
+      authorized.push(request.toolCall.args);
+      return handler(request);
+    },
+  });
+  const db = tempSqliteSaver();
+  dbs.push(db);
+  return { ran, authorized, tools: [render, publish], authorization, db };
+}
+
+describe("toolArtifactsMiddleware", () => {
+  it("is [capture, resolution, projection] with named members and the policy fingerprint", () => {
+    const artifacts = toolArtifactsMiddleware({ maxEntries: 50 });
+    expect(artifacts.map((m) => m.name)).toEqual(["tool-artifacts-capture", "tool-artifacts-resolution", "tool-artifacts-projection"]);
+    expect([artifacts.capture, artifacts.resolution, artifacts.projection]).toEqual([...artifacts]);
+    expect(artifacts.policyFingerprint).toBe(policyFingerprint({ maxEntries: 50 }));
+    expect(artifacts.policyFingerprint).not.toBe(toolArtifactsMiddleware({ maxEntries: 50, injectModelContext: false }).policyFingerprint);
+    expect(artifacts.config.maxEntries).toBe(50);
+    expect(toolArtifactsMiddleware({ tool_artifacts: { max_entries: 50 } }).policyFingerprint).toBe(artifacts.policyFingerprint);
+  });
+
+  it("validates its configuration when created, naming the field", () => {
+    expect(() => toolArtifactsMiddleware({ maxEntries: 5 })).toThrow(/maxEntries/);
+    expect(() => toolArtifactsMiddleware({ tool_artifacts: { resolve_handles_in_args: "yes" } })).toThrow(/tool_artifacts\.resolve_handles_in_args/);
+  });
+
+  it("resolves handles minted from real tool results, on a later turn, through the policies, into the tool", async () => {
+    const { ran, authorized, tools, authorization, db } = setup();
+    let used: { report: string; chart: string } | undefined;
+    const model = new ScriptedChatModel([
+      { tool_calls: [{ name: "render", args: {} }] },
+      { content: "rendered" },
+      (messages) => {
+        used = { report: handleFor(messages, "report.md"), chart: handleFor(messages, "chart.png") };
+        return { tool_calls: [{ id: "call_publish", name: "publish", args: { files: [used.report, `\`${used.chart}\``], meta: { cover: `cover: ${used.chart}` } } }] };
+      },
+      { content: "published" },
+    ]);
+    const middleware = orderMiddleware([authorization, ...toolArtifactsMiddleware()]);
+    expect(middleware.map((m) => m.name)).toEqual(["tool-artifacts-capture", "tool-artifacts-resolution", "authorization", "tool-artifacts-projection"]);
+    const agent = createAgent({ model, tools, middleware, checkpointer: db.saver });
+    const thread = { configurable: { thread_id: "e2e-thread" } };
+
+    await agent.invoke({ messages: [new HumanMessage("render")] }, thread);
+    const result = await agent.invoke({ messages: [new HumanMessage("publish them")] }, thread);
+
+    expect(used!.report).toMatch(/^art_[0-9a-f]{8}$/);
+    const resolved = { files: [REPORT, CHART], meta: { cover: `cover: ${CHART}` } };
+    expect(ran).toEqual([{ tool: "publish", args: resolved }]);
+    expect(authorized).toEqual([{}, resolved]);
+    const publishCall = result.messages.flatMap((m: BaseMessage) => (AIMessage.isInstance(m) ? (m.tool_calls ?? []) : [])).find((c: { name: string }) => c.name === "publish")!;
+    expect(publishCall.args).toEqual({ files: [used!.report, `\`${used!.chart}\``], meta: { cover: `cover: ${used!.chart}` } });
+
+    // Capture saw the consuming call in the following round.
+    const registry = result.tool_artifacts as ArtifactEntry[];
+    expect(registry.map((e) => [e.real_ref, e.consumed_by])).toEqual([
+      [REPORT, ["call_publish"]],
+      [CHART, ["call_publish"]],
+    ]);
+  });
+
+  it("refuses a handle minted in another thread: handles are thread-local", async () => {
+    const { ran, tools, db } = setup();
+    let foreign = "";
+    const modelA = new ScriptedChatModel([{ tool_calls: [{ id: "call_same", name: "render", args: {} }] }, (messages) => ((foreign = handleFor(messages, "report.md")), { content: "ok" })]);
+    const modelB = new ScriptedChatModel([
+      { tool_calls: [{ id: "call_same", name: "render", args: {} }] },
+      () => ({ tool_calls: [{ id: "call_foreign", name: "publish", args: { files: [foreign], meta: { cover: "none" } } }] }),
+      { content: "ok" },
+    ]);
+    const artifacts = toolArtifactsMiddleware();
+    await createAgent({ model: modelA, tools, middleware: [...artifacts], checkpointer: db.saver }).invoke({ messages: [new HumanMessage("a")] }, { configurable: { thread_id: "thread-a" } });
+    const out = await createAgent({ model: modelB, tools, middleware: [...artifacts], checkpointer: db.saver }).invoke({ messages: [new HumanMessage("b")] }, { configurable: { thread_id: "thread-b" } });
+
+    expect(ran).toEqual([]);
+    const refusal = out.messages.find((m: BaseMessage) => ToolMessage.isInstance(m) && m.tool_call_id === "call_foreign") as ToolMessage;
+    expect(refusal.status).toBe("error");
+    expect(String(refusal.content)).toContain(foreign);
+    expect((out.tool_artifacts as ArtifactEntry[]).map((e) => e.handle)).not.toContain(foreign);
+  });
+});
