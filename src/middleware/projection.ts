@@ -25,6 +25,7 @@ import {
 import { z } from "zod";
 import type { ToolArtifactsConfig } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
+import { isHandle } from "../handles.js";
 import { toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry } from "../types.js";
 
@@ -188,8 +189,12 @@ function renderLabel(value: unknown, redact: Redactor, max: number): string {
   return escapeText(cut(redact(value).replace(LABEL_BREAKS, " ").trim(), max)) || "-";
 }
 
-function isEntry(item: unknown): item is ArtifactEntry {
-  return typeof item === "object" && item !== null && typeof (item as ArtifactEntry).handle === "string";
+/**
+ * Entries the model could use: a handle of any other shape is one resolution
+ * would never find, and as raw text it could break a line of the block.
+ */
+function isListable(item: unknown): item is ArtifactEntry {
+  return typeof item === "object" && item !== null && isHandle((item as ArtifactEntry).handle);
 }
 
 interface RenderOptions {
@@ -212,7 +217,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
     const entry = entries[i]!;
     const label = (value: unknown) => renderLabel(value, opts.redact, opts.labelMaxChars);
     const status = Array.isArray(entry.consumed_by) && entry.consumed_by.length > 0 ? "consumed" : "available";
-    const line = [escapeText(entry.handle), label(entry.artifact_type), label(entry.display_name), label(entry.mime_type), status, label(entry.tool_name)].join(" | ");
+    const line = [entry.handle, label(entry.artifact_type), label(entry.display_name), label(entry.mime_type), status, label(entry.tool_name)].join(" | ");
     if (used + line.length + 1 > opts.artifactBudgetChars) break;
     used += line.length + 1;
     lines.push(line);
@@ -233,7 +238,7 @@ function renderHostSection(title: string, body: string, opts: RenderOptions): st
  * The text of the block for a registry and host sections, or `null` when
  * the registry is empty (the block exists to show handles).
  */
-export function renderContextBlock(entries: readonly ArtifactEntry[], hostSections: ReadonlyArray<{ title: string; body: string }>, opts: RenderOptions): string | null {
+function renderContextBlock(entries: readonly ArtifactEntry[], hostSections: ReadonlyArray<{ title: string; body: string }>, opts: RenderOptions): string | null {
   if (entries.length === 0) return null;
   const parts = [renderArtifactSection(entries, opts)];
   for (const { title, body } of hostSections) if (body.trim() !== "") parts.push(renderHostSection(title, body, opts));
@@ -293,7 +298,7 @@ export function projectionMiddleware(config: ToolArtifactsConfig, options: Proje
     wrapModelCall: async (request, handler) => {
       if (!active) return handler(request);
       const state = request.state as Record<string, unknown>;
-      const registry = Array.isArray(state.tool_artifacts) ? (state.tool_artifacts as unknown[]).filter(isEntry) : [];
+      const registry = Array.isArray(state.tool_artifacts) ? (state.tool_artifacts as unknown[]).filter(isListable) : [];
       if (registry.length === 0) return handler(request);
 
       const view: SectionView = { state, messages: request.messages, runtime: request.runtime };
