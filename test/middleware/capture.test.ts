@@ -2,9 +2,8 @@
 // SQLite checkpointer on a temp file. Graph recreation in a new process and
 // compaction have their own files (capture.restart / capture.compaction).
 import { afterEach, describe, expect, it } from "vitest";
-import { createAgent, tool } from "langchain";
+import { createAgent } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { z } from "zod";
 import { captureMiddleware, RETRY_PREFIX } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
@@ -13,6 +12,7 @@ import { orderMiddleware } from "../../src/ordering.js";
 import { ScriptedChatModel, type ScriptedStep } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
+import { fileTools } from "./fixtures/capture-tools.js";
 
 const dbs: TempSqliteSaver[] = [];
 afterEach(() => {
@@ -25,39 +25,12 @@ function sqlite() {
   return db.saver;
 }
 
-/** Tools that produce references and tools that consume them, with what each received. */
-function tools() {
-  const received: Array<{ tool: string; args: unknown }> = [];
-  const writeFile = tool(async ({ name }: { name: string }) => `wrote /mnt/user-data/${name}`, {
-    name: "write_file",
-    description: "Write a file into the sandbox.",
-    schema: z.object({ name: z.string() }),
-  });
-  const makeFiles = tool(async ({ tag, count }: { tag: string; count: number }) => Array.from({ length: count }, (_, i) => `/mnt/user-data/${tag}-${i}.txt`).join("\n"), {
-    name: "make_files",
-    description: "Write several files.",
-    schema: z.object({ tag: z.string(), count: z.number() }),
-  });
-  const readFile = tool(
-    async (args: unknown) => {
-      received.push({ tool: "read_file", args });
-      return "contents";
-    },
-    {
-      name: "read_file",
-      description: "Read files.",
-      schema: z.object({ path: z.string(), also: z.array(z.object({ p: z.string() })).optional() }),
-    },
-  );
-  return { received, all: [writeFile, makeFiles, readFile] };
-}
-
 function agent(script: ScriptedStep[], options: { config?: ToolArtifactsConfigInput; checkpointer?: ReturnType<typeof sqlite> } = {}) {
   const config = parseToolArtifactsConfig(options.config ?? {});
-  const t = tools();
+  const t = fileTools();
   const a = createAgent({
     model: new ScriptedChatModel(script),
-    tools: t.all,
+    tools: t.tools,
     middleware: orderMiddleware([resolutionMiddleware(config), captureMiddleware(config)]),
     checkpointer: options.checkpointer,
   });
@@ -112,7 +85,7 @@ describe("capture in an agent", () => {
       [minted[1], "/mnt/user-data/b.txt", "w2", ["r2"]],
     ]);
     // Resolution gave the tools the references.
-    expect(received.map((r) => r.args)).toEqual([{ path: "/mnt/user-data/a.txt" }, { path: "/mnt/user-data/b.txt", also: [{ p: "/mnt/user-data/a.txt" }] }]);
+    expect(received).toEqual([{ path: "/mnt/user-data/a.txt" }, { path: "/mnt/user-data/b.txt", also: [{ p: "/mnt/user-data/a.txt" }] }]);
 
     // The ledger: each round's results, then its calls; every call settled, nothing twice.
     const [writes, reads] = [state.messages[1], state.messages[4]];
