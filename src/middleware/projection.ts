@@ -228,10 +228,14 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
   return lines.join("\n");
 }
 
+/**
+ * A host section: the body keeps its lines, indented, so no line of it can
+ * pass for a heading or a handle line of the block.
+ */
 function renderHostSection(title: string, body: string, opts: RenderOptions): string {
   const heading = renderLabel(title, opts.redact, opts.labelMaxChars);
-  const text = escapeText(cut(opts.redact(body), opts.sectionMaxChars));
-  return `## ${heading}\n${text}`;
+  const text = escapeText(cut(opts.redact(body), opts.sectionMaxChars).replace(/\r\n?|[\u2028\u2029]/g, "\n"));
+  return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
 }
 
 /**
