@@ -39,6 +39,10 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  * Build the tool-artifacts middlewares. The configuration (camelCase options
  * or a config file's `tool_artifacts` section) is validated here, once.
  *
+ * TypeScript types a spread of this value as a plain array, so `createAgent`
+ * cannot infer the two channels from it: pass `stateSchema:
+ * toolArtifactsStateSchema` to the agent for typed `tool_artifacts` state.
+ *
  * @throws {ToolArtifactsConfigError} naming the first bad field.
  *
  * @example
@@ -48,6 +52,7 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  *   model,
  *   tools,
  *   checkpointer,
+ *   stateSchema: toolArtifactsStateSchema,
  *   middleware: orderMiddleware([authorization, summarizationMiddleware({ model, trigger: { tokens: 4000 } }), ...artifacts]),
  * });
  * log.info("artifact policy", artifacts.policyFingerprint);

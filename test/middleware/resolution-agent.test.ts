@@ -11,6 +11,7 @@ import { z } from "zod";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { policyFingerprint } from "../../src/fingerprint.js";
 import { orderMiddleware } from "../../src/ordering.js";
+import { toolArtifactsStateSchema } from "../../src/registry.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
@@ -85,7 +86,8 @@ describe("toolArtifactsMiddleware", () => {
     ]);
     const middleware = orderMiddleware([authorization, ...toolArtifactsMiddleware()]);
     expect(middleware.map((m) => m.name)).toEqual(["tool-artifacts-capture", "tool-artifacts-resolution", "authorization", "tool-artifacts-projection"]);
-    const agent = createAgent({ model, tools, middleware, checkpointer: db.saver });
+    // A spread middleware list is typed as an array, so the agent declares the channels for typed state.
+    const agent = createAgent({ model, tools, middleware, stateSchema: toolArtifactsStateSchema, checkpointer: db.saver });
     const thread = { configurable: { thread_id: "e2e-thread" } };
 
     await agent.invoke({ messages: [new HumanMessage("render")] }, thread);
@@ -117,7 +119,7 @@ describe("toolArtifactsMiddleware", () => {
     ]);
     const artifacts = toolArtifactsMiddleware();
     await createAgent({ model: modelA, tools, middleware: [...artifacts], checkpointer: db.saver }).invoke({ messages: [new HumanMessage("a")] }, { configurable: { thread_id: "thread-a" } });
-    const out = await createAgent({ model: modelB, tools, middleware: [...artifacts], checkpointer: db.saver }).invoke({ messages: [new HumanMessage("b")] }, { configurable: { thread_id: "thread-b" } });
+    const out = await createAgent({ model: modelB, tools, middleware: [...artifacts], stateSchema: toolArtifactsStateSchema, checkpointer: db.saver }).invoke({ messages: [new HumanMessage("b")] }, { configurable: { thread_id: "thread-b" } });
 
     expect(ran).toEqual([]);
     const refusal = out.messages.find((m: BaseMessage) => ToolMessage.isInstance(m) && m.tool_call_id === "call_foreign") as ToolMessage;
