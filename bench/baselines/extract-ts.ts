@@ -11,15 +11,11 @@
  */
 import { createHash } from "node:crypto";
 import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
+import type { ExtractOptions } from "../../src/extract.js";
 import { PY_WS, regexpScanText } from "./regexp-scan.js";
 
-export interface BaselineOptions {
-  threadId: string;
-  callIndex?: number;
-  detectRefsInText?: boolean;
-  sandboxPrefixes?: readonly string[];
-  now?: () => string;
-}
+/** The same options as extractArtifacts (a type only: no code shared with what it checks). */
+export type BaselineOptions = ExtractOptions;
 
 const MAX_REF_BYTES = 4096;
 const MAX_NODES = 1024;
@@ -59,17 +55,22 @@ interface Found {
   mime?: string;
 }
 
-/** The structured walk over the parsed JSON value. */
-function walkPayload(payload: unknown, toolName: string): Found[] {
+/** The walk helper's contract (src/engine/walk.ts StructuredWalk), written plainly. */
+export type BaselineWalk =
+  | { status: "ok"; refs: Array<{ type: "file" | "task"; ref: string }>; data?: string }
+  | { status: "rejected"; reason: "nodes" | "depth" | "invalid"; refs: [] };
+
+/** The structured walk of DESIGN §4 over the parsed JSON form of `payload`. */
+export function baselineWalkStructured(payload: unknown): BaselineWalk {
   let json: string | undefined;
   try {
     json = JSON.stringify(payload);
   } catch {
-    return []; // cyclic or BigInt: not JSON, rejected whole
+    return { status: "rejected", reason: "invalid", refs: [] }; // cyclic or BigInt
   }
-  if (json === undefined) return [];
+  if (json === undefined) return { status: "rejected", reason: "invalid", refs: [] }; // undefined, a function, a symbol
   const value: unknown = JSON.parse(json);
-  const found: Found[] = [];
+  const refs: Array<{ type: "file" | "task"; ref: string }> = [];
   let nodes = 0;
   let deepest = 0;
   let knownString = false;
@@ -82,7 +83,7 @@ function walkPayload(payload: unknown, toolName: string): Found[] {
     const take = (s: string, at: number) => {
       count(at);
       knownString = true;
-      if (type === "file" ? baselineIsReference(s) : baselineIsTaskToken(s)) found.push({ type, ref: s });
+      if (type === "file" ? baselineIsReference(s) : baselineIsTaskToken(s)) refs.push({ type, ref: s });
     };
     if (typeof v === "string") take(v, level);
     else if (Array.isArray(v)) {
@@ -103,10 +104,19 @@ function walkPayload(payload: unknown, toolName: string): Found[] {
   };
   walk(value, 1);
 
-  if (nodes > MAX_NODES || deepest > MAX_LEVELS) return [];
-  if (found.length > 0 || knownString) return found;
-  if (json === "{}" || json === "[]" || json === "null" || json === '""' || utf8Bytes(json) > MAX_REF_BYTES) return [];
-  return [{ type: "data", ref: json, display: `${toolName} structured result` }];
+  if (nodes > MAX_NODES) return { status: "rejected", reason: "nodes", refs: [] };
+  if (deepest > MAX_LEVELS) return { status: "rejected", reason: "depth", refs: [] };
+  const empty = json === "{}" || json === "[]" || json === "null" || json === '""';
+  if (knownString || empty || utf8Bytes(json) > MAX_REF_BYTES) return { status: "ok", refs };
+  return { status: "ok", refs, data: json };
+}
+
+function walkPayload(payload: unknown, toolName: string): Found[] {
+  const walk = baselineWalkStructured(payload);
+  if (walk.status !== "ok") return [];
+  const found: Found[] = walk.refs.map((r) => ({ type: r.type, ref: r.ref }));
+  if (walk.data !== undefined) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
+  return found;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";

@@ -1,0 +1,127 @@
+/**
+ * Extraction from real ToolMessages: the fixture MCP server runs as a stdio
+ * child process, its tools are loaded through @langchain/mcp-adapters and
+ * called through LangGraph's ToolNode, exactly as an agent would.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
+import { extractArtifacts } from "../src/extract.js";
+import { generateHandle } from "../src/engine/hash.js";
+import { scanText } from "../src/engine/scan.js";
+import type { ArtifactEntry } from "../src/types.js";
+import { FIXTURE } from "./fixtures/mcp-server.js";
+import { connectFixtureMcp, type FixtureMcp } from "./support/mcp.js";
+
+const THREAD = "thread-mcp";
+const NOW = "2025-06-01T00:00:00.000Z";
+
+async function callTool(mcp: FixtureMcp, name: string): Promise<ToolMessage> {
+  const node = new ToolNode(mcp.tools);
+  const call = { id: `call_${name}`, name, args: {} };
+  const { messages } = await node.invoke({ messages: [new AIMessage({ content: "", tool_calls: [call] })] });
+  expect(messages).toHaveLength(1);
+  expect(ToolMessage.isInstance(messages[0])).toBe(true);
+  return messages[0] as ToolMessage;
+}
+
+const extract = (m: ToolMessage, detectRefsInText = true) =>
+  extractArtifacts(m, { threadId: THREAD, now: () => NOW, detectRefsInText });
+const summary = (entries: ArtifactEntry[]) =>
+  entries.map((e) => [e.artifact_type, e.real_ref, e.display_name, e.mime_type ?? null]);
+
+/** Nothing embedded may ever become a reference, whatever shape carried it. */
+function expectNoEmbeddedPayload(entries: ArtifactEntry[]): void {
+  for (const e of entries) {
+    expect(e.real_ref).not.toMatch(/^(data|blob):/i);
+    expect(e.real_ref).not.toContain(FIXTURE.embed_blob.blob);
+    expect(e.real_ref).not.toContain(FIXTURE.snapshot_image.data);
+  }
+}
+
+describe.each([
+  ["legacy content blocks", false],
+  ["standard content blocks", true],
+])("MCP tools through @langchain/mcp-adapters (%s)", (_, useStandardContentBlocks) => {
+  let mcp: FixtureMcp;
+  beforeAll(async () => {
+    mcp = await connectFixtureMcp({ useStandardContentBlocks });
+  });
+  afterAll(async () => {
+    await mcp?.close();
+  });
+
+  it("structuredContent paths, URLs and a task id become entries in document order", async () => {
+    const m = await callTool(mcp, "render_report");
+    const s = FIXTURE.render_report.structured;
+    const structuredOnly = [
+      ["file", s.report.path, "report.pdf", null],
+      ["file", s.files[0], "table.csv", null],
+      ["file", s.files[1], "q3.png", null],
+      ["file", s.url, "index.html", null],
+      ["task", s.task_id, s.task_id, null],
+    ];
+    const entries = extract(m, false);
+    expect(summary(entries)).toEqual(structuredOnly);
+    expect(entries.map((e) => e.handle)).toEqual(structuredOnly.map((_, i) => generateHandle(THREAD, "call_render_report", 0, i)));
+    expect(entries.every((e) => e.tool_name === "render_report" && e.tool_call_id === "call_render_report")).toBe(true);
+  });
+
+  it("a lone text block with structuredContent arrives as a JSON string and is scanned as text after the structured entries", async () => {
+    // mcp-adapters 1.1.4 returns that block as an object, not an array, so
+    // @langchain/core stringifies it into the ToolMessage content.
+    const m = await callTool(mcp, "render_report");
+    expect(typeof m.content).toBe("string");
+    const structuredRefs = extract(m, false).map((e) => e.real_ref);
+    const textRefs = scanText(m.content).map((r) => r.ref).filter((r) => !structuredRefs.includes(r));
+    expect(extract(m).map((e) => e.real_ref)).toEqual([...structuredRefs, ...textRefs]);
+  });
+
+  it("a resource_link becomes a file entry with its MIME type", async () => {
+    const m = await callTool(mcp, "link_resource");
+    expect(summary(extract(m))).toEqual([["file", FIXTURE.link_resource.uri, "results.csv", FIXTURE.link_resource.mimeType]]);
+  });
+
+  it("an embedded blob resource gives no entry", async () => {
+    const m = await callTool(mcp, "embed_blob");
+    expect(JSON.stringify(m.artifact)).toContain(FIXTURE.embed_blob.blob); // the blob did arrive
+    expect(extract(m)).toEqual([]);
+  });
+
+  it("a base64 image gives no entry", async () => {
+    const m = await callTool(mcp, "snapshot_image");
+    expect(JSON.stringify(m.content)).toContain(FIXTURE.snapshot_image.data);
+    expect(extract(m)).toEqual([]);
+  });
+
+  it("sandbox paths and URLs in plain text become entries, each once", async () => {
+    const m = await callTool(mcp, "list_outputs");
+    expect(summary(extract(m))).toEqual([
+      ["file", "/mnt/user-data/outputs/summary.md", "summary.md", null],
+      ["file", "/mnt/user-data/outputs/chart.png", "chart.png", null],
+      ["file", "https://example.com/docs/guide.pdf", "guide.pdf", null],
+    ]);
+  });
+
+  it("a structured result holding only a data: URI gives nothing, not even data", async () => {
+    const m = await callTool(mcp, "inline_thumbnail");
+    expect(extract(m)).toEqual([]);
+  });
+
+  it("a small structured result without known keys becomes one data entry", async () => {
+    const m = await callTool(mcp, "table_stats");
+    expect(summary(extract(m))).toEqual([
+      ["data", JSON.stringify(FIXTURE.table_stats.structured), "table_stats structured result", null],
+    ]);
+  });
+
+  it("an MCP error result becomes an error ToolMessage with no entries", async () => {
+    const m = await callTool(mcp, "always_fails");
+    expect(m.status).toBe("error");
+    expect(extract(m)).toEqual([]);
+  });
+
+  it("no tool result ever yields blob, base64 or data: content", async () => {
+    for (const tool of mcp.tools) expectNoEmbeddedPayload(extract(await callTool(mcp, tool.name)));
+  });
+});

@@ -1,0 +1,556 @@
+import { describe, expect, it } from "vitest";
+import { ToolMessage } from "@langchain/core/messages";
+import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
+import { generateHandle } from "../src/engine/hash.js";
+import type { ArtifactEntry } from "../src/types.js";
+
+const NOW = "2025-01-02T03:04:05.000Z";
+const THREAD = "thread-1";
+
+function extract(message: unknown, options: Partial<ExtractOptions> = {}): ArtifactEntry[] {
+  return extractArtifacts(message as ToolMessageLike, { threadId: THREAD, now: () => NOW, ...options });
+}
+const refs = (entries: ArtifactEntry[]) => entries.map((e) => e.real_ref);
+const types = (entries: ArtifactEntry[]) => entries.map((e) => e.artifact_type);
+
+/** A tool result whose only source is one structured payload (Python shape). */
+const structured = (payload: unknown, extra: ToolMessageLike = {}) => ({
+  tool_call_id: "call-1",
+  name: "tool",
+  content: "",
+  artifact: { structured_content: payload },
+  ...extra,
+});
+const blocks = (...content: unknown[]) => ({ tool_call_id: "call-1", name: "tool", content });
+
+/** A string of exactly `bytes` UTF-8 bytes that is an absolute path. */
+const pathOfBytes = (bytes: number, fill = "a") => "/" + fill.repeat((bytes - 1) / Buffer.byteLength(fill));
+
+/** `levels` nested arrays around `inner`: the innermost value sits at level levels + 1. */
+function nest(levels: number, inner: unknown): unknown {
+  let v = inner;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+}
+
+describe("options", () => {
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["a number", 7],
+    ["null", null],
+  ])("threadId %s is a TypeError", (_, threadId) => {
+    expect(() => extractArtifacts({ content: "/mnt/user-data/a.txt" }, { threadId } as unknown as ExtractOptions)).toThrow(
+      TypeError,
+    );
+  });
+
+  it("missing options object is a TypeError", () => {
+    expect(() => extractArtifacts({ content: "x" }, undefined as unknown as ExtractOptions)).toThrow(/threadId/);
+  });
+
+  it.each([-1, 1.5, Number.NaN, "2"])("callIndex %s is a TypeError", (callIndex) => {
+    expect(() => extract({ content: "" }, { callIndex: callIndex as number })).toThrow(TypeError);
+  });
+
+  it("callIndex defaults to 0 and is carried on every entry", () => {
+    const m = blocks("/mnt/user-data/a.txt", "/mnt/user-data/b.txt");
+    expect(extract(m).map((e) => e.call_index)).toEqual([0, 0]);
+    expect(extract(m, { callIndex: 3 }).map((e) => e.call_index)).toEqual([3, 3]);
+  });
+});
+
+describe("entry fields", () => {
+  it("copies tool name and tool_call_id, stamps created_at from the clock", () => {
+    const [e] = extract({ content: "/mnt/user-data/out/r.pdf", tool_call_id: "call-9", name: "render" });
+    expect(e).toEqual({
+      handle: generateHandle(THREAD, "call-9", 0, 0),
+      tool_name: "render",
+      tool_call_id: "call-9",
+      call_index: 0,
+      artifact_type: "file",
+      display_name: "r.pdf",
+      real_ref: "/mnt/user-data/out/r.pdf",
+      created_at: NOW,
+    });
+  });
+
+  it.each([
+    ["missing", undefined],
+    ["empty", ""],
+    ["not a string", 42],
+  ])("tool name %s becomes unknown", (_, name) => {
+    expect(extract({ content: "/mnt/user-data/a.txt", name })[0].tool_name).toBe("unknown");
+  });
+
+  it("default created_at is ISO-8601 UTC of the current time", () => {
+    const before = Date.now();
+    const [e] = extractArtifacts({ content: "/mnt/user-data/a.txt" }, { threadId: THREAD });
+    expect(e.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Date.parse(e.created_at)).toBeGreaterThanOrEqual(before - 1);
+    expect(Date.parse(e.created_at)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("the message id is the occurrence id of every handle", () => {
+    const m = { content: "/mnt/user-data/a.txt /mnt/user-data/b.txt", tool_call_id: "c", id: "msg-7" };
+    expect(extract(m, { callIndex: 2 }).map((e) => e.handle)).toEqual([
+      generateHandle(THREAD, "c", 2, 0, "msg-7"),
+      generateHandle(THREAD, "c", 2, 1, "msg-7"),
+    ]);
+    expect(extract({ ...m, id: undefined })[0].handle).toBe(generateHandle(THREAD, "c", 0, 0));
+  });
+
+  it("a ToolMessage instance gives the same entries as its plain fields", () => {
+    const fields = {
+      content: [{ type: "text", text: "see /mnt/user-data/a.csv" }, { type: "image", url: "https://x.io/i.png", mimeType: "image/png" }],
+      tool_call_id: "call-3",
+      name: "plot",
+      id: "msg-3",
+      artifact: { structured_content: { path: "/srv/out.json" } },
+    };
+    const fromInstance = extract(new ToolMessage(fields));
+    expect(fromInstance).toEqual(extract(fields));
+    expect(refs(fromInstance)).toEqual(["/srv/out.json", "/mnt/user-data/a.csv", "https://x.io/i.png"]);
+  });
+
+  it("a missing tool_call_id seeds handles with the empty string", () => {
+    expect(extract({ content: "/mnt/user-data/a.txt" })[0]).toMatchObject({
+      tool_call_id: "",
+      handle: generateHandle(THREAD, "", 0, 0),
+    });
+  });
+});
+
+describe("error results", () => {
+  it("status error gives no entries from any source", () => {
+    const m = {
+      status: "error",
+      content: [{ type: "text", text: "/mnt/user-data/a.txt" }, { type: "file", url: "https://x.io/f.pdf" }],
+      artifact: { structured_content: { path: "/a", rows: 1 } },
+    };
+    expect(extract(m)).toEqual([]);
+    expect(extract({ ...m, status: "success" })).toHaveLength(3);
+  });
+});
+
+describe("structured sources", () => {
+  it("artifact.structured_content (Python shape)", () => {
+    expect(refs(extract(structured({ path: "/data/a.csv" })))).toEqual(["/data/a.csv"]);
+  });
+
+  it("an artifact array item {type: mcp_structured_content, data}", () => {
+    const m = { content: "", artifact: [{ type: "resource", resource: {} }, { type: "mcp_structured_content", data: { url: "https://x.io/a.json" } }] };
+    expect(refs(extract(m))).toEqual(["https://x.io/a.json"]);
+  });
+
+  it("structuredContent on a text block", () => {
+    const m = blocks({ type: "text", text: "done", structuredContent: { file: "/data/b.txt" } });
+    expect(refs(extract(m))).toEqual(["/data/b.txt"]);
+  });
+
+  it("only the first structured source present is walked", () => {
+    const m = {
+      content: [{ type: "text", text: "", structuredContent: { path: "/from/block" } }],
+      artifact: [{ type: "mcp_structured_content", data: { path: "/from/artifact" } }],
+    };
+    expect(refs(extract(m))).toEqual(["/from/artifact"]);
+  });
+
+  it("a null structured_content falls through to the next source", () => {
+    const m = { content: [{ type: "text", text: "", structuredContent: { path: "/from/block" } }], artifact: { structured_content: null } };
+    expect(refs(extract(m))).toEqual(["/from/block"]);
+  });
+
+  it.each(["file", "files", "file_path", "path", "url", "urls"])("key %s gives a file entry", (key) => {
+    const e = extract(structured({ [key]: "/srv/out/x.bin" }));
+    expect(e.map((x) => [x.artifact_type, x.real_ref, x.display_name])).toEqual([["file", "/srv/out/x.bin", "x.bin"]]);
+  });
+
+  it.each(["task_id", "job_id"])("key %s gives a task entry", (key) => {
+    expect(extract(structured({ [key]: "job-42" })).map((x) => [x.artifact_type, x.real_ref])).toEqual([["task", "job-42"]]);
+  });
+
+  it("keys are matched exactly (case and spelling)", () => {
+    const e = extract(structured({ Path: "/a", FILE: "/b", filepath: "/c", taskId: "t" }));
+    expect(types(e)).toEqual(["data"]);
+  });
+
+  it("strings in a list under a known key are references; other list items are walked", () => {
+    const e = extract(structured({ files: ["/a", 3, { path: "/b" }, ["/nested-list-not-under-key"], "/c"] }));
+    expect(refs(e)).toEqual(["/a", "/b", "/c"]);
+  });
+
+  it("references keep document order across nesting and kinds", () => {
+    const e = extract(structured({ a: { job_id: "j1", b: [{ url: "https://h/1" }] }, path: "/2", urls: ["https://h/3"] }));
+    expect(e.map((x) => [x.artifact_type, x.real_ref])).toEqual([
+      ["task", "j1"],
+      ["file", "https://h/1"],
+      ["file", "/2"],
+      ["file", "https://h/3"],
+    ]);
+  });
+});
+
+describe("reference gate (structured keys and blocks)", () => {
+  it.each([
+    "https://example.com/a.pdf",
+    "HTTP://EXAMPLE.COM/a",
+    "http://h",
+    "/abs/path with space/x.txt",
+    "/",
+    "C:\\Users\\me\\x.docx",
+    "d:/data/x.csv",
+  ])("accepts %j", (ref) => {
+    expect(refs(extract(structured({ path: ref })))).toEqual([ref]);
+    expect(refs(extract(blocks({ type: "file", url: ref })))).toEqual([ref]);
+  });
+
+  it.each([
+    ["relative path", "outputs/x.txt"],
+    ["network path", "//server/share/x"],
+    ["data: URI", "data:text/plain;base64,aGk="],
+    ["blob: URL", "blob:https://x.io/123"],
+    ["file: URL", "file:///etc/passwd"],
+    ["javascript: URL", "javascript:alert(1)"],
+    ["ftp URL", "ftp://x.io/a"],
+    ["URL with empty host", "http:///a.txt"],
+    ["URL with a space", "https://x.io/a b.pdf"],
+    ["URL with a no-break space", "https://x.io/a\u00a0b.pdf"],
+    ["path with a line break", "/a/b\nc"],
+    ["path with a NUL", "/a/\u0000b"],
+    ["path with a C1 control", "/a/\u0085b"],
+    ["path with a line separator", "/a/\u2028b"],
+    ["empty string", ""],
+  ])("rejects a %s", (_, ref) => {
+    expect(extract(structured({ path: ref }))).toEqual([]);
+    expect(extract(blocks({ type: "file", url: ref }))).toEqual([]);
+  });
+
+  it("a reference of exactly 4096 UTF-8 bytes is kept", () => {
+    const ref = pathOfBytes(4096);
+    expect(refs(extract(structured({ path: ref })))).toEqual([ref]);
+    expect(refs(extract(blocks({ type: "image", url: ref })))).toEqual([ref]);
+  });
+
+  it("a reference of 4097 UTF-8 bytes is skipped, never truncated", () => {
+    const ref = pathOfBytes(4097);
+    expect(extract(structured({ path: ref }))).toEqual([]);
+    expect(extract(blocks({ type: "image", url: ref }))).toEqual([]);
+  });
+
+  it("the byte bound counts UTF-8 bytes, not UTF-16 units", () => {
+    const fits = "/" + "é".repeat(2047) + "a"; // 1 + 4094 + 1 bytes, 2049 units
+    const over = "/" + "€".repeat(1366); // 1 + 4098 bytes, 1367 units
+    expect(refs(extract(structured({ path: fits })))).toEqual([fits]);
+    expect(extract(structured({ path: over }))).toEqual([]);
+  });
+});
+
+describe("task token gate", () => {
+  it("a 256-character token is kept", () => {
+    const t = "t".repeat(256);
+    expect(refs(extract(structured({ task_id: t })))).toEqual([t]);
+  });
+
+  it("a 257-character token is skipped", () => {
+    expect(extract(structured({ task_id: "t".repeat(257) }))).toEqual([]);
+  });
+
+  it.each([
+    ["empty", ""],
+    ["with a space", "job 1"],
+    ["with a tab", "job\t1"],
+    ["with an ideographic space", "job\u30001"],
+  ])("a token %s is skipped", (_, t) => {
+    expect(extract(structured({ job_id: t }))).toEqual([]);
+  });
+
+  it("a token needs no path shape", () => {
+    expect(refs(extract(structured({ job_id: ["relative/ok", "x:y"] })))).toEqual(["relative/ok", "x:y"]);
+  });
+});
+
+describe("walk budgets", () => {
+  const wide = (n: number) => ({ path: "/kept", pad: new Array(n - 3).fill(0) }); // root + path + pad + items
+
+  it("1024 nodes are walked", () => {
+    expect(refs(extract(structured(wide(1024))))).toEqual(["/kept"]);
+  });
+
+  it("1025 nodes reject the payload whole", () => {
+    expect(extract(structured(wide(1025)))).toEqual([]);
+  });
+
+  it("keys do not count as nodes", () => {
+    const many = Object.fromEntries(Array.from({ length: 1022 }, (_, i) => [`k${i}`, i]));
+    expect(refs(extract(structured({ path: "/kept", ...many })))).toEqual(["/kept"]);
+  });
+
+  it("a value at level 32 is walked", () => {
+    expect(refs(extract(structured(nest(30, { path: "/deep" }))))).toEqual(["/deep"]);
+  });
+
+  it("a value at level 33 rejects the payload whole", () => {
+    expect(extract(structured({ path: "/first", deep: nest(30, [1]) }))).toEqual([]);
+  });
+
+  it("a rejected payload leaves the other sources captured", () => {
+    const m = { ...structured(wide(5000)), content: [{ type: "file", url: "https://x.io/a.pdf" }, "/mnt/user-data/b.txt"] };
+    expect(refs(extract(m))).toEqual(["https://x.io/a.pdf", "/mnt/user-data/b.txt"]);
+  });
+});
+
+describe("data fallback", () => {
+  it("a payload without known keys is one data entry of its compact JSON", () => {
+    const payload = { rows: 42, cols: ["a", "b"], ok: true };
+    const e = extract(structured(payload), { callIndex: 1 });
+    expect(e).toEqual([
+      {
+        handle: generateHandle(THREAD, "call-1", 1, 0),
+        tool_name: "tool",
+        tool_call_id: "call-1",
+        call_index: 1,
+        artifact_type: "data",
+        display_name: "tool structured result",
+        real_ref: JSON.stringify(payload),
+        created_at: NOW,
+      },
+    ]);
+  });
+
+  it.each([
+    ["{}", {}],
+    ["[]", []],
+    ["null", null],
+    ['""', ""],
+  ])("the empty payload %s gives nothing", (_, payload) => {
+    expect(extract(structured(payload))).toEqual([]);
+  });
+
+  it("a scalar payload is data", () => {
+    expect(refs(extract(structured(0)))).toEqual(["0"]);
+  });
+
+  it("compact JSON of exactly 4096 bytes is data", () => {
+    const payload = { note: "n".repeat(4096 - '{"note":""}'.length) };
+    expect(refs(extract(structured(payload)))).toEqual([JSON.stringify(payload)]);
+  });
+
+  it("compact JSON of 4097 bytes gives nothing", () => {
+    expect(extract(structured({ note: "n".repeat(4097 - '{"note":""}'.length) }))).toEqual([]);
+  });
+
+  it("a payload whose only known-key value is a rejected data: URI gives nothing", () => {
+    expect(extract(structured({ url: "data:image/png;base64,iVBORw0KGgo=", w: 1 }))).toEqual([]);
+  });
+
+  it("a known key holding no string still allows data", () => {
+    expect(types(extract(structured({ path: null, task_id: 7, files: [1, 2] })))).toEqual(["data"]);
+  });
+
+  it("a payload over the node budget gives no data either", () => {
+    expect(extract(structured({ pad: new Array(2000).fill(0) }))).toEqual([]);
+  });
+
+  it("the display name uses unknown for a nameless tool", () => {
+    expect(extract(structured({ a: 1 }, { name: undefined }))[0].display_name).toBe("unknown structured result");
+  });
+});
+
+describe("content blocks", () => {
+  it.each([
+    ["LangChain.js v1 file", { type: "file", url: "https://x.io/a.pdf", mimeType: "application/pdf" }, "file", "application/pdf"],
+    ["LangChain.js v1 image", { type: "image", url: "https://x.io/a.png", mimeType: "image/png" }, "image", "image/png"],
+    ["legacy / resource_link file", { type: "file", source_type: "url", url: "https://x.io/a.pdf", mime_type: "text/csv" }, "file", "text/csv"],
+    ["legacy image", { type: "image", source_type: "url", url: "https://x.io/a.png" }, "image", undefined],
+    ["Python source file", { type: "file", source: { url: "https://x.io/a.pdf", mime_type: "application/pdf" } }, "file", "application/pdf"],
+    ["Python source image", { type: "image", source: { type: "url", url: "https://x.io/a.png" } }, "image", undefined],
+    ["image_url object", { type: "image_url", image_url: { url: "https://x.io/a.png", detail: "low" } }, "image", undefined],
+    ["image_url string", { type: "image_url", image_url: "https://x.io/a.png" }, "image", undefined],
+  ])("%s block", (_, block, type, mime) => {
+    const [e, ...rest] = extract(blocks(block));
+    expect(rest).toEqual([]);
+    expect(e.artifact_type).toBe(type);
+    expect(e.mime_type).toBe(mime);
+    expect("mime_type" in e).toBe(mime !== undefined);
+    expect(e.display_name).toMatch(/^a\.(pdf|png)$/);
+  });
+
+  it.each([
+    ["base64 image (standard)", { type: "image", source_type: "base64", data: "iVBORw0KGgo=", mime_type: "image/png" }],
+    ["base64 image (v1)", { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }],
+    ["base64 file carrying a uri", { type: "file", source_type: "base64", data: "UEsDBA==", url: "https://x.io/a.zip" }],
+    ["text file", { type: "file", source_type: "text", text: "/mnt/user-data/inside.txt" }],
+    ["data: image_url", { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }],
+    ["blob: image", { type: "image", url: "blob:https://x.io/1" }],
+    ["file id", { type: "file", fileId: "file-123" }],
+    ["audio", { type: "audio", url: "https://x.io/a.mp3" }],
+    ["resource", { type: "resource", resource: { uri: "https://x.io/r.txt", text: "hi" } }],
+  ])("%s gives nothing", (_, block) => {
+    expect(extract(blocks(block))).toEqual([]);
+  });
+
+  it("text blocks and string items are scanned in place", () => {
+    const e = extract(
+      blocks(
+        { type: "file", url: "https://x.io/1.pdf" },
+        { type: "text", text: "wrote /mnt/user-data/2.txt and https://x.io/3.csv." },
+        "/mnt/user-data/4.md",
+        { type: "image", url: "https://x.io/5.png" },
+      ),
+    );
+    expect(refs(e)).toEqual(["https://x.io/1.pdf", "/mnt/user-data/2.txt", "https://x.io/3.csv", "/mnt/user-data/4.md", "https://x.io/5.png"]);
+  });
+
+  it("plain-string content is one text", () => {
+    expect(refs(extract({ content: "see https://x.io/r.pdf; saved /mnt/user-data/r.pdf." }))).toEqual([
+      "/mnt/user-data/r.pdf",
+      "https://x.io/r.pdf",
+    ]);
+  });
+
+  it("detectRefsInText false skips text but keeps structured and block references", () => {
+    const m = { ...blocks({ type: "text", text: "/mnt/user-data/a.txt" }, { type: "file", url: "/b" }, "/mnt/user-data/c.txt"), artifact: { structured_content: { path: "/s" } } };
+    expect(refs(extract(m, { detectRefsInText: false }))).toEqual(["/s", "/b"]);
+    expect(extract({ content: "/mnt/user-data/a.txt" }, { detectRefsInText: false })).toEqual([]);
+  });
+
+  it("sandboxPrefixes choose what free text counts as a sandbox path", () => {
+    const m = { content: "/workspace/out.csv and /mnt/user-data/x.txt" };
+    expect(refs(extract(m, { sandboxPrefixes: ["/workspace/"] }))).toEqual(["/workspace/out.csv"]);
+    expect(refs(extract(m))).toEqual(["/mnt/user-data/x.txt"]);
+  });
+
+  it("a free-text reference over 4096 bytes is skipped", () => {
+    const long = "/mnt/user-data/" + "a".repeat(4082); // 4097 bytes
+    const fits = "/mnt/user-data/" + "b".repeat(4081); // 4096 bytes
+    expect(refs(extract({ content: `${long} ${fits}` }))).toEqual([fits]);
+  });
+});
+
+describe("order, ordinals and de-duplication", () => {
+  it("structured first, then blocks in order; ordinals count kept entries", () => {
+    const m = {
+      tool_call_id: "c",
+      content: [{ type: "text", text: "/mnt/user-data/t.txt" }, { type: "image", url: "data:x" }, { type: "file", url: "/f" }],
+      artifact: [{ type: "mcp_structured_content", data: { path: "/s", url: "data:bad" } }],
+    };
+    const e = extract(m);
+    expect(refs(e)).toEqual(["/s", "/mnt/user-data/t.txt", "/f"]);
+    expect(e.map((x) => x.handle)).toEqual([0, 1, 2].map((i) => generateHandle(THREAD, "c", 0, i)));
+  });
+
+  it("a reference already taken from an earlier source is skipped without using an ordinal", () => {
+    const m = {
+      tool_call_id: "c",
+      content: [
+        { type: "text", text: "saved /mnt/user-data/r.pdf" },
+        { type: "file", source_type: "url", url: "/mnt/user-data/r.pdf", mime_type: "application/pdf" },
+        { type: "file", url: "https://x.io/new.csv" },
+        "again /mnt/user-data/r.pdf and https://x.io/new.csv",
+      ],
+      artifact: { structured_content: { files: ["/mnt/user-data/r.pdf", "/mnt/user-data/r.pdf"] } },
+    };
+    const e = extract(m);
+    expect(refs(e)).toEqual(["/mnt/user-data/r.pdf", "https://x.io/new.csv"]);
+    expect(e[1].handle).toBe(generateHandle(THREAD, "c", 0, 1));
+    expect(e[0].mime_type).toBeUndefined(); // the first occurrence wins whole
+  });
+
+  it("handles are unique within a result", () => {
+    const text = Array.from({ length: 50 }, (_, i) => `/mnt/user-data/f${i}.txt`).join(" ");
+    const handles = extract({ content: text }).map((e) => e.handle);
+    expect(handles).toHaveLength(50);
+    expect(new Set(handles).size).toBe(50);
+  });
+});
+
+describe("totality on odd input", () => {
+  it.each([
+    ["null", null],
+    ["undefined", undefined],
+    ["a number", 42],
+    ["a string", "/mnt/user-data/a.txt"],
+    ["an array", ["/mnt/user-data/a.txt"]],
+    ["a function", () => 1],
+  ])("a message that is %s gives nothing", (_, m) => {
+    expect(extract(m)).toEqual([]);
+  });
+
+  it.each([
+    ["null", null],
+    ["a number", 7],
+    ["a boolean", true],
+    ["an object", { type: "text", text: "/mnt/user-data/a.txt" }],
+    ["nested arrays", [["/mnt/user-data/a.txt"]]],
+    ["an array of junk", [null, 1, undefined, true, Symbol("s"), 10n, { type: 5 }, { type: "text", text: 9 }, { type: "file", url: 5 }]],
+  ])("content that is %s gives nothing", (_, content) => {
+    expect(extract({ content })).toEqual([]);
+  });
+
+  it("a cyclic structured payload is rejected; other sources are kept", () => {
+    const payload: Record<string, unknown> = { path: "/a" };
+    payload.self = payload;
+    expect(refs(extract({ ...structured(payload), content: "/mnt/user-data/k.txt" }))).toEqual(["/mnt/user-data/k.txt"]);
+  });
+
+  it("a BigInt in the structured payload rejects it", () => {
+    expect(extract(structured({ path: "/a", n: 10n }))).toEqual([]);
+  });
+
+  it("cyclic content and artifact arrays are read once", () => {
+    const content: unknown[] = ["/mnt/user-data/a.txt"];
+    content.push(content);
+    const artifact: unknown[] = [];
+    artifact.push(artifact);
+    expect(refs(extract({ content, artifact }))).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
+  it("throwing getters are read as missing", () => {
+    const boom = () => {
+      throw new Error("boom");
+    };
+    const m = Object.defineProperties({}, { content: { get: boom }, status: { get: boom }, name: { get: boom }, artifact: { get: boom } });
+    expect(extract(m)).toEqual([]);
+    const block = Object.defineProperty({ type: "file" }, "url", { get: boom });
+    expect(refs(extract({ content: [block, "/mnt/user-data/ok.txt"] }))).toEqual(["/mnt/user-data/ok.txt"]);
+  });
+
+  it("a revoked proxy as message, content or block gives nothing from it", () => {
+    const revoked = () => {
+      const p = Proxy.revocable({}, {});
+      p.revoke();
+      return p.proxy;
+    };
+    expect(extract(revoked())).toEqual([]);
+    expect(extract({ content: revoked() })).toEqual([]);
+    expect(refs(extract({ content: [revoked(), "/mnt/user-data/ok.txt"], artifact: revoked() }))).toEqual(["/mnt/user-data/ok.txt"]);
+  });
+
+  it("__proto__ keys are walked as plain keys and pollute nothing", () => {
+    const payload = JSON.parse('{"__proto__": {"path": "/from/proto", "polluted": true}, "constructor": {"prototype": {"polluted": true}}}');
+    const block = JSON.parse('{"__proto__": {"type": "file", "url": "/from/block/proto"}, "type": "text", "text": "x"}');
+    const e = extract({ ...structured(payload), content: [block] });
+    expect(refs(e)).toEqual(["/from/proto"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).path).toBeUndefined();
+    expect(Object.keys(Object.prototype)).toEqual([]);
+  });
+
+  it("lone surrogates in text and structured values do not throw", () => {
+    const m = { ...structured({ path: "/a\ud800b", job_id: "j\udc00" }), content: "\ud800 /mnt/user-data/x\udfff.txt \udc00" };
+    const e = extract(m);
+    expect(refs(e).slice(0, 2)).toEqual(["/a\ud800b", "j\udc00"]);
+    expect(e).toHaveLength(3);
+    expect(e[2].real_ref.startsWith("/mnt/user-data/x")).toBe(true);
+  });
+
+  it("a 32 MB text is scanned to the end", () => {
+    const big = "lorem ipsum ".repeat(32 * 1024 * 1024 / 12) + " /mnt/user-data/last.txt";
+    expect(refs(extract({ content: big }))).toEqual(["/mnt/user-data/last.txt"]);
+  });
+
+  it("a hostile URL run (144 KB of http://a.) finishes with no entries", () => {
+    expect(extract({ content: "http://a.".repeat(16_000) })).toEqual([]);
+  });
+});
