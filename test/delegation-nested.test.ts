@@ -3,21 +3,13 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { parseToolArtifactsConfig } from "../src/config.js";
 import { createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
-import { captureMiddleware } from "../src/middleware/capture.js";
-import { projectionMiddleware } from "../src/middleware/projection.js";
-import { resolutionMiddleware } from "../src/middleware/resolution.js";
+import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { ScriptedChatModel, type ScriptedStep } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
 
 const LEAD_INPUT = "/mnt/user-data/lead/input.csv";
 const CHILD_OUTPUT = "/mnt/user-data/child/summary.txt";
-
-function toolArtifacts() {
-  const config = parseToolArtifactsConfig({});
-  return [captureMiddleware(config), resolutionMiddleware(config), projectionMiddleware(config)];
-}
 
 /** The handle the hidden context block lists for a display name (what a real model would read). */
 function handleShown(messages: readonly BaseMessage[], displayName: string): string {
@@ -60,7 +52,7 @@ describe("delegation with real nested agents and tool-artifacts middlewares", ()
         return { content: `Done. The summary is at ${CHILD_OUTPUT} (handle ${childHandle}).` };
       },
     ]);
-    const child = createAgent({ model: childModel, tools: [summarise], middleware: toolArtifacts() });
+    const child = createAgent({ model: childModel, tools: [summarise], middleware: [...toolArtifactsMiddleware()] });
 
     const reads: string[] = [];
     const makeInput = tool(async () => `Saved ${LEAD_INPUT}`, { name: "make_input", description: "Produce the input", schema: z.object({}) });
@@ -91,7 +83,7 @@ describe("delegation with real nested agents and tool-artifacts middlewares", ()
     const lead = createAgent({
       model: leadModel,
       tools: [makeInput, readFile, createTaskTool({ agents: { summariser: child } })],
-      middleware: toolArtifacts(),
+      middleware: [...toolArtifactsMiddleware()],
       checkpointer: new MemorySaver(),
     });
 
