@@ -10,6 +10,9 @@ import type { ArtifactEntry, ArtifactUpdate, TrimDirective } from "./types.js";
 /** Absolute ceiling of the registry, whatever the per-agent `maxEntries`. */
 export const MAX_REGISTRY_ENTRIES = 1000;
 
+/** Entries of one update looked up by scanning before the registry is indexed. */
+const INDEX_AFTER_SCANS = 8;
+
 function isEntry(item: unknown): item is ArtifactEntry {
   return typeof item === "object" && item !== null && !Array.isArray(item) && typeof (item as { handle?: unknown }).handle === "string";
 }
@@ -32,20 +35,26 @@ export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | u
   if (!Array.isArray(update) || update.length === 0) return base;
 
   const out = base.slice();
-  // handle → absolute position in `out`; trims only advance `start`, so no
-  // directive ever forces a re-index, and a position below `start` means evicted.
-  let index: Map<string, number> | null = null;
+  // Positions are absolute in `out`; trims only advance `start`, so no
+  // directive forces a re-index, and a position below `start` means evicted.
   let start = 0;
+  // A round updates a handful of entries, mostly recent ones: scanning back
+  // from the newest beats indexing up to 1000 handles. Past a few lookups an
+  // index pays for itself.
+  let index: Map<string, number> | null = null;
+  let scans = 0;
   for (const item of update) {
     if (isEntry(item)) {
-      if (index === null) {
+      if (index === null && ++scans > INDEX_AFTER_SCANS) {
         index = new Map();
-        for (let i = 0; i < out.length; i++) index.set(out[i]!.handle, i);
+        for (let i = start; i < out.length; i++) index.set(out[i]!.handle, i);
       }
-      const at = index.get(item.handle);
-      if (at !== undefined && at >= start) out[at] = item;
+      let at = -1;
+      if (index !== null) at = index.get(item.handle) ?? -1;
+      else for (let i = out.length - 1; i >= start && at < 0; i--) if (out[i]!.handle === item.handle) at = i;
+      if (at >= start) out[at] = item;
       else {
-        index.set(item.handle, out.length);
+        index?.set(item.handle, out.length);
         out.push(item);
       }
     } else if (isTrimDirective(item)) {
