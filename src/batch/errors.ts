@@ -1,0 +1,67 @@
+/**
+ * Error shapes of batch scanning. A batch never throws for one bad item: each
+ * failure is reported against the item (or input line) it belongs to, so the
+ * caller can tell exactly which inputs produced no entries and why.
+ */
+
+/** One item of a `scanBatch` call that produced no entries because it failed. */
+export interface BatchItemError {
+  /** Position of the item in the input array. */
+  index: number;
+  threadId: string | undefined;
+  toolCallId: string | undefined;
+  /** Why it failed, naming the item. */
+  error: string;
+}
+
+/** One input line of the CLI that could not be scanned (1-based line number). */
+export interface LineFailure {
+  line: number;
+  reason: string;
+}
+
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** Best-effort ids of an item for error messages; never throws on junk input. */
+export function describeItem(item: unknown): { threadId: string | undefined; toolCallId: string | undefined } {
+  if (item === null || typeof item !== "object") return { threadId: undefined, toolCallId: undefined };
+  const { threadId, message } = item as { threadId?: unknown; message?: unknown };
+  let toolCallId: string | undefined;
+  if (message !== null && typeof message === "object") {
+    const m = message as { tool_call_id?: unknown; kwargs?: { tool_call_id?: unknown } };
+    toolCallId = text(m.tool_call_id) ?? text(m.kwargs?.tool_call_id);
+  }
+  return { threadId: text(threadId), toolCallId };
+}
+
+function label(index: number, threadId: string | undefined, toolCallId: string | undefined): string {
+  const ids = [threadId === undefined ? "" : `thread ${JSON.stringify(threadId)}`, toolCallId === undefined ? "" : `tool call ${JSON.stringify(toolCallId)}`]
+    .filter(Boolean)
+    .join(", ");
+  return `item ${index}${ids ? ` (${ids})` : ""}`;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** The item itself could not be scanned: bad shape, or extraction threw (an engine trap included). */
+export function itemError(index: number, item: unknown, cause: unknown): BatchItemError {
+  const { threadId, toolCallId } = describeItem(item);
+  return { index, threadId, toolCallId, error: `${label(index, threadId, toolCallId)}: ${errorMessage(cause)}` };
+}
+
+/**
+ * The worker scanning a slice of the batch died (crash, exit, termination):
+ * every item of that slice failed, and each error says so, since which of them
+ * caused it is unknown.
+ */
+export function workerLostError(index: number, item: unknown, first: number, last: number, cause: unknown): BatchItemError {
+  const { threadId, toolCallId } = describeItem(item);
+  return {
+    index,
+    threadId,
+    toolCallId,
+    error: `${label(index, threadId, toolCallId)}: not scanned, the worker scanning items ${first}..${last} failed (${errorMessage(cause)})`,
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * `scanBatch`: extract the entries of many tool results in one call.
+ *
+ * Small batches run on the calling thread. Large ones are cut into slices,
+ * each packed into one buffer and moved to a worker of a Piscina pool (one
+ * engine per worker); results come back packed the same way. A failing item
+ * fails alone; a worker that dies fails only the items of the slice it held,
+ * and the pool starts a fresh worker for the next slice.
+ */
+import type { ArtifactEntry } from "../types.js";
+import { itemError, workerLostError, type BatchItemError } from "./errors.js";
+import { normalizeItem, type BatchItem } from "./items.js";
+import { packRecords, unpackRecords } from "./packing.js";
+import { ScanPool } from "./pool.js";
+import { scanItem, type ScanOptions } from "./scan.js";
+
+export type { BatchItem, PlainToolMessage } from "./items.js";
+export type { BatchItemError, LineFailure } from "./errors.js";
+export type { ScanOptions } from "./scan.js";
+export { ScanPool, type ScanPoolOptions } from "./pool.js";
+
+/**
+ * Below this many items a batch runs on the calling thread: packing, the trip
+ * to a worker and unpacking cost more than they save. Measured by
+ * bench/batch.bench.ts (see its note for the figures).
+ */
+export const POOL_THRESHOLD = 64;
+
+/** Slices per worker: enough to balance uneven items, few enough to keep per-task overhead small. */
+const SLICES_PER_THREAD = 4;
+const MAX_SLICE_ITEMS = 512;
+
+export interface ScanBatchOptions extends ScanOptions {
+  /** The pool for large batches. Default: one shared pool of `os.availableParallelism()` threads. */
+  pool?: ScanPool;
+  /** Batches with fewer items run on the calling thread. Default `POOL_THRESHOLD`. */
+  poolThreshold?: number;
+}
+
+export interface BatchResult {
+  /** `entries[i]` are the entries of `items[i]` (empty when it failed). */
+  entries: ArtifactEntry[][];
+  /** The failed items, by ascending index. */
+  errors: BatchItemError[];
+}
+
+let sharedPool: ScanPool | undefined;
+
+/** Close the shared pool (if one was started). Idle workers exit anyway; this makes it immediate. */
+export async function closeSharedPool(): Promise<void> {
+  const pool = sharedPool;
+  sharedPool = undefined;
+  await pool?.close();
+}
+
+function wireOptions(options: ScanBatchOptions): ScanOptions {
+  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
+}
+
+/** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
+export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
+  if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
+  const scan = wireOptions(options);
+  const entries: ArtifactEntry[][] = new Array(items.length);
+  const errors: BatchItemError[] = [];
+  const scanHere = (i: number) => {
+    try {
+      entries[i] = scanItem(items[i], scan);
+    } catch (err) {
+      entries[i] = [];
+      errors.push(itemError(i, items[i], err));
+    }
+  };
+
+  if (items.length < (options.poolThreshold ?? POOL_THRESHOLD)) {
+    for (let i = 0; i < items.length; i++) scanHere(i);
+    return { entries, errors };
+  }
+
+  const pool = options.pool ?? (sharedPool ??= new ScanPool());
+  const sliceItems = Math.min(MAX_SLICE_ITEMS, Math.ceil(items.length / (pool.threads * SLICES_PER_THREAD)));
+  const pending: Promise<void>[] = [];
+  for (let first = 0; first < items.length; first += sliceItems) {
+    const indexes: number[] = [];
+    const records: string[] = [];
+    for (let i = first; i < Math.min(first + sliceItems, items.length); i++) {
+      let record: string;
+      try {
+        record = JSON.stringify(normalizeItem(items[i]));
+      } catch {
+        // Bad shape, or not JSON (a cycle, a BigInt): scanning it here gives the
+        // same entries or error the calling thread path would.
+        scanHere(i);
+        continue;
+      }
+      indexes.push(i);
+      records.push(record);
+    }
+    if (records.length === 0) continue;
+    pending.push(
+      pool.run({ kind: "records", buffer: packRecords(records), options: scan }).then(
+        (packed) => {
+          unpackRecords(packed).forEach((text, j) => {
+            const result = JSON.parse(text) as ArtifactEntry[] | { error: string };
+            const i = indexes[j];
+            if (Array.isArray(result)) entries[i] = result;
+            else {
+              entries[i] = [];
+              errors.push(itemError(i, items[i], result.error));
+            }
+          });
+        },
+        (err: unknown) => {
+          for (const i of indexes) {
+            entries[i] = [];
+            errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+          }
+        },
+      ),
+    );
+  }
+  await Promise.all(pending);
+  errors.sort((a, b) => a.index - b.index);
+  return { entries, errors };
+}

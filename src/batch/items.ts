@@ -1,0 +1,92 @@
+/**
+ * What a batch item and an archive line may look like, reduced to the plain
+ * tool-message fields extraction reads. Reducing first keeps the two batch
+ * paths identical (the pool sees exactly what the calling thread would) and
+ * keeps metadata nobody reads (additional_kwargs, response_metadata) off the
+ * wire.
+ */
+
+/** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
+ * object with the same fields, or its LangChain serialized form. */
+export interface BatchItem {
+  threadId: string;
+  message: unknown;
+  callIndex?: number;
+}
+
+/** The fields of a tool message that extraction reads. */
+export interface PlainToolMessage {
+  type?: string;
+  id?: string;
+  name?: string;
+  tool_call_id?: string;
+  status?: string;
+  content?: unknown;
+  artifact?: unknown;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** `{lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs}`: what JSON.stringify makes of a LangChain message. */
+function serializedClass(value: Json): string | undefined {
+  if (value.lc !== 1 || value.type !== "constructor" || !Array.isArray(value.id) || !isObject(value.kwargs)) return undefined;
+  const name = value.id[value.id.length - 1];
+  return typeof name === "string" ? name : undefined;
+}
+
+/** The tool-message fields of `message`, in any of the accepted shapes. */
+export function plainToolMessage(message: Json): PlainToolMessage {
+  const source = serializedClass(message) === undefined ? message : (message.kwargs as Json);
+  const plain: PlainToolMessage = {};
+  // Getters of a ToolMessage instance are read too, which Object spread would miss.
+  for (const key of ["type", "id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
+    const value = source[key];
+    if (value !== undefined) (plain as Json)[key] = value;
+  }
+  if (plain.type === undefined && source !== message) plain.type = "tool";
+  return plain;
+}
+
+/** Whether a message (any accepted shape) is a tool result rather than another kind of message. */
+export function isToolMessage(message: Json): boolean {
+  const cls = serializedClass(message);
+  if (cls !== undefined) return cls === "ToolMessage" || cls === "ToolMessageChunk";
+  if (typeof message.type === "string") return message.type === "tool";
+  return typeof message.tool_call_id === "string";
+}
+
+/**
+ * Check a `scanBatch` item and reduce its message. Throws an Error saying what
+ * is wrong; the caller attributes it to the item.
+ */
+export function normalizeItem(item: unknown): { threadId: string; callIndex: number | undefined; message: PlainToolMessage } {
+  if (!isObject(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
+  const { threadId, message, callIndex } = item;
+  if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
+  if (!isObject(message)) throw new TypeError("message must be an object");
+  if (callIndex !== undefined && !(Number.isSafeInteger(callIndex) && (callIndex as number) >= 0)) {
+    throw new TypeError("callIndex must be a non-negative integer");
+  }
+  return { threadId, callIndex: callIndex as number | undefined, message: plainToolMessage(message) };
+}
+
+/**
+ * Read one parsed archive line: `{thread_id, message, call_index?}`, a
+ * tool-message-like object carrying `thread_id`, or a LangChain serialized
+ * message carrying `thread_id`. Returns undefined for a well-formed line that
+ * holds another kind of message (an archive of whole threads has those);
+ * throws an Error with the reason for a line that cannot be read.
+ */
+export function itemFromLine(value: unknown, defaultThreadId?: string): BatchItem | undefined {
+  if (!isObject(value)) throw new TypeError(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+  const wrapped = "message" in value && !("tool_call_id" in value) && serializedClass(value) === undefined;
+  const message = wrapped ? value.message : value;
+  if (!isObject(message)) throw new TypeError("message is not an object");
+  const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
+  if (threadId === undefined) throw new TypeError("no thread_id");
+  if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
+  if (!isToolMessage(message)) return undefined;
+  const callIndex = value.call_index ?? value.callIndex;
+  return { threadId, message, callIndex: callIndex as number | undefined };
+}

@@ -1,0 +1,97 @@
+/**
+ * The worker pool behind batch scanning: Piscina, one engine per worker,
+ * every task and result moved as one ArrayBuffer.
+ */
+import { availableParallelism } from "node:os";
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
+import type { Worker } from "node:worker_threads";
+import { Piscina, transferableSymbol, valueSymbol } from "piscina";
+import { errorMessage } from "./errors.js";
+import type { ScanTask, WorkerFaults } from "./worker.js";
+
+export interface ScanPoolOptions {
+  /** Worker threads at most. Default: `os.availableParallelism()`. */
+  threads?: number;
+  /** How long an idle worker lives before it exits, in milliseconds. Default 2000. */
+  idleTimeoutMs?: number;
+  /** @internal Fault injection for tests. */
+  faults?: WorkerFaults;
+}
+
+export const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
+
+/**
+ * Workers get only the flags they need, never the parent's: flags such as
+ * `--input-type` or `--eval` make a worker fail to start. Run from TypeScript
+ * sources (tests, `tsx`), a worker needs the TypeScript loader; the built
+ * package runs plain JavaScript.
+ */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith(".ts");
+  const filename = new URL(fromSource ? "./worker.ts" : "./worker.js", import.meta.url).href;
+  if (!fromSource) return { filename, execArgv: [] };
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  return { filename, execArgv: ["--import", tsx] };
+}
+
+/** A task whose buffer is moved to the worker, not copied (Piscina's transferable protocol). */
+class MovedTask {
+  constructor(private readonly task: ScanTask) {}
+  get [transferableSymbol]() {
+    return this.task.buffer;
+  }
+  get [valueSymbol]() {
+    return this.task;
+  }
+}
+
+export class ScanPool {
+  readonly threads: number;
+  readonly #piscina: Piscina<unknown, ArrayBuffer>;
+  /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
+  #startup = new AbortController();
+
+  constructor(options: ScanPoolOptions = {}) {
+    const threads = options.threads ?? availableParallelism();
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
+    const idleTimeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    if (!(idleTimeout >= 0)) throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeout}`);
+    this.threads = threads;
+    this.#piscina = new Piscina({
+      ...workerEntry(),
+      minThreads: 0,
+      maxThreads: threads,
+      idleTimeout,
+      workerData: { faults: options.faults },
+    });
+    // Piscina reports a worker that fails before taking a task (its engine did
+    // not load, say) only as this event, leaving queued tasks pending.
+    this.#piscina.on("error", (err: unknown) => {
+      const startup = this.#startup;
+      this.#startup = new AbortController();
+      startup.abort(err);
+    });
+  }
+
+  /** Run one task. Its buffer is moved, not copied: detached here once a worker takes it. */
+  async run(task: ScanTask): Promise<ArrayBuffer> {
+    const { signal } = this.#startup;
+    try {
+      return await this.#piscina.run(Piscina.move(new MovedTask(task)), { signal });
+    } catch (err) {
+      if (signal.aborted) throw new Error(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
+      throw err;
+    }
+  }
+
+  /** The live worker threads (diagnostics and fault tests). */
+  get workers(): readonly Worker[] {
+    return this.#piscina.threads;
+  }
+
+  /** Let running tasks finish, then stop every worker. */
+  close(): Promise<void> {
+    return this.#piscina.close();
+  }
+}

@@ -1,0 +1,183 @@
+#!/usr/bin/env node
+/**
+ * `tool-artifacts scan <file.jsonl | ->`: extract artifact entries from an
+ * archive of tool results (JSON lines) and print them as JSON lines or a table.
+ *
+ * Exit status: 0 all lines scanned, 1 some line failed (each reported on
+ * stderr with its number), 2 the input could not be read or the command line
+ * was wrong, 3 an internal error.
+ */
+import { once } from "node:events";
+import { open } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
+import { ScanPool } from "./batch/pool.js";
+import { scanArchive, type ArchiveProgress, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
+
+const EXIT_FAILED_LINES = 1;
+const EXIT_UNREADABLE = 2;
+const EXIT_INTERNAL = 3;
+const READ_CHUNK_BYTES = 1 << 20;
+const PROGRESS_INTERVAL_MS = 100;
+
+interface ScanFlags {
+  threads: number;
+  format: OutputFormat;
+  text: boolean;
+  stats?: boolean;
+  threadId?: string;
+  sandboxPrefix?: string[];
+}
+
+/** A read or open failure of the input, as opposed to a bad line in it. */
+class InputError extends Error {}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
+  return n;
+}
+
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+const rate = (bytes: number, ms: number) => (ms > 0 ? (bytes / 1e6 / (ms / 1000)).toFixed(1) : "-");
+
+/** Progress on one stderr line, redrawn in place at most every PROGRESS_INTERVAL_MS. */
+function progressLine(totalBytes: number | undefined) {
+  let last = 0;
+  let shown = false;
+  return {
+    update(p: ArchiveProgress) {
+      const now = performance.now();
+      if (now - last < PROGRESS_INTERVAL_MS) return;
+      last = now;
+      shown = true;
+      let bar = "";
+      if (totalBytes) {
+        const done = Math.min(1, p.bytesRead / totalBytes);
+        const filled = Math.round(done * 20);
+        bar = `[${"#".repeat(filled)}${"-".repeat(20 - filled)}] ${(done * 100).toFixed(0).padStart(3)}% `;
+      }
+      process.stderr.write(`\r\x1b[2K${bar}${mb(p.bytesRead)} MB read, ${p.entries} entries, ${rate(p.bytesRead, p.elapsedMs)} MB/s`);
+    },
+    clear() {
+      if (shown) process.stderr.write("\r\x1b[2K");
+      shown = false;
+    },
+  };
+}
+
+/** Writes to stdout honouring backpressure; a closed pipe (`| head`) ends the scan. */
+function stdoutWriter(): ArchiveWriter {
+  let broken: Error | undefined;
+  process.stdout.on("error", (err) => (broken = err));
+  return async (bytes) => {
+    if (broken) throw broken;
+    if (!process.stdout.write(bytes)) await once(process.stdout, "drain");
+  };
+}
+
+async function openInput(file: string): Promise<{ name: string; input: AsyncIterable<Uint8Array>; size?: number }> {
+  if (file === "-") return { name: "<stdin>", input: process.stdin };
+  let handle;
+  try {
+    handle = await open(file, "r");
+    const stat = await handle.stat();
+    if (stat.isDirectory()) throw new Error(`EISDIR: is a directory, open '${file}'`);
+    return { name: file, input: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }), size: stat.size };
+  } catch (err) {
+    await handle?.close();
+    throw new InputError((err as Error).message);
+  }
+}
+
+/** Wrap the input so a read failure is told apart from a scanning failure. */
+async function* readInput(input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* input;
+  } catch (err) {
+    throw new InputError((err as Error).message);
+  }
+}
+
+function printStats(s: ArchiveSummary, threads: number): void {
+  process.stderr.write(
+    `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
+      `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"})\n`,
+  );
+}
+
+async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
+  let source;
+  try {
+    source = await openInput(file);
+  } catch (err) {
+    process.stderr.write(`tool-artifacts: cannot read ${file}: ${(err as Error).message}\n`);
+    return EXIT_UNREADABLE;
+  }
+  const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
+  const pool = flags.threads > 1 ? new ScanPool({ threads: flags.threads }) : undefined;
+  const write = stdoutWriter();
+  if (flags.format === "table") await write(Buffer.from(TABLE_HEADER));
+  try {
+    const summary = await scanArchive(readInput(source.input), write, {
+      pool,
+      format: flags.format,
+      detectRefsInText: flags.text,
+      sandboxPrefixes: flags.sandboxPrefix,
+      defaultThreadId: flags.threadId,
+      onFailure: (f) => {
+        progress?.clear();
+        process.stderr.write(`${source.name}:${f.line}: ${f.reason}\n`);
+      },
+      onProgress: progress?.update,
+    });
+    progress?.clear();
+    if (flags.stats) printStats(summary, flags.threads);
+    return summary.failed > 0 ? EXIT_FAILED_LINES : 0;
+  } catch (err) {
+    progress?.clear();
+    if ((err as NodeJS.ErrnoException).code === "EPIPE") return 0;
+    if (err instanceof InputError) {
+      process.stderr.write(`tool-artifacts: cannot read ${file}: ${err.message}\n`);
+      return EXIT_UNREADABLE;
+    }
+    throw err;
+  } finally {
+    await pool?.close();
+  }
+}
+
+function cli(): Command {
+  const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
+  const program = new Command("tool-artifacts")
+    .description("Durable handles for the files, URLs and task ids agent tools produce.")
+    .version(version)
+    .exitOverride();
+  program
+    .command("scan")
+    .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized ToolMessage).")
+    .argument("<file>", 'JSON lines archive, or "-" for stdin')
+    .option("--threads <n>", "scanning threads (1 = this thread only)", positiveInteger, availableParallelism())
+    .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
+    .option("--no-text", "do not scan free text for paths and URLs")
+    .option("--stats", "print counts, MB/s and rejected payloads on stderr")
+    .option("--thread-id <id>", "thread id for lines that carry none")
+    .option("--sandbox-prefix <prefix...>", "sandbox path prefixes for free-text scanning (default /mnt/user-data/)")
+    .action(async (file: string, flags: ScanFlags) => {
+      process.exitCode = await scanCommand(file, flags);
+    });
+  return program;
+}
+
+try {
+  await cli().parseAsync();
+} catch (err) {
+  // Commander has already printed its message (usage errors, --help, --version).
+  if (err instanceof CommanderError) process.exitCode = err.exitCode === 0 ? 0 : EXIT_UNREADABLE;
+  else {
+    process.stderr.write(`tool-artifacts: internal error: ${(err as Error).stack ?? err}\n`);
+    process.exitCode = EXIT_INTERNAL;
+  }
+}

@@ -1,0 +1,117 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { ScanPool } from "../src/batch/pool.js";
+import { scanArchive, type ArchiveOptions } from "../src/batch/stream.js";
+import type { LineFailure } from "../src/batch/errors.js";
+import { extractArtifacts } from "../src/extract.js";
+
+const CREATED_AT = "2025-01-02T03:04:05.000Z";
+
+/** An archive of n lines in the accepted shapes; every 97th line is broken, every 31st blank. */
+function archive(n: number): { text: string; bad: number[]; tools: Map<number, { threadId: string; message: Record<string, unknown> }> } {
+  const lines: string[] = [];
+  const bad: number[] = [];
+  const tools = new Map<number, { threadId: string; message: Record<string, unknown> }>();
+  for (let i = 1; i <= n; i++) {
+    const threadId = `t${i % 5}`;
+    const message = { type: "tool", id: `m${i}`, name: "w", tool_call_id: `c${i}`, content: `line ${i} /mnt/user-data/f${i}.txt https://x.example/${i}.png ` + "é".repeat(i % 40) };
+    if (i % 97 === 0) {
+      lines.push(`{"thread_id": "t", "message": {broken ${i}`);
+      bad.push(i);
+    } else if (i % 31 === 0) lines.push(i % 2 ? "" : "   \r");
+    else if (i % 3 === 0) {
+      lines.push(JSON.stringify({ thread_id: threadId, ...message }) + (i % 2 ? "\r" : ""));
+      tools.set(i, { threadId, message });
+    } else {
+      lines.push(JSON.stringify({ thread_id: threadId, message }));
+      tools.set(i, { threadId, message });
+    }
+  }
+  return { text: lines.join("\n"), bad, tools };
+}
+
+/** Feed `bytes` in pieces of the given sizes, cycling. */
+async function* pieces(bytes: Uint8Array, sizes: number[]): AsyncIterable<Uint8Array> {
+  for (let at = 0, k = 0; at < bytes.length; k++) {
+    const n = sizes[k % sizes.length];
+    yield bytes.subarray(at, at + n);
+    at += n;
+  }
+}
+
+async function run(input: AsyncIterable<Uint8Array>, options: Partial<ArchiveOptions>, slowWriter = false) {
+  const out: Buffer[] = [];
+  const failures: LineFailure[] = [];
+  const summary = await scanArchive(
+    input,
+    async (bytes) => {
+      out.push(Buffer.from(bytes));
+      if (slowWriter) await new Promise((done) => setTimeout(done, out.length % 3));
+    },
+    { format: "jsonl", createdAt: CREATED_AT, onFailure: (f) => failures.push(f), ...options },
+  );
+  return { output: Buffer.concat(out).toString("utf8"), failures, summary };
+}
+
+describe("scanArchive", () => {
+  const pool = new ScanPool({ threads: 2 });
+  afterAll(() => pool.close());
+  const { text, bad, tools } = archive(3000);
+  const bytes = Buffer.from(text);
+
+  const expectedOutput = () =>
+    [...tools.entries()]
+      .sort(([a], [b]) => a - b)
+      .flatMap(([, { threadId, message }]) => extractArtifacts(message, { threadId, now: () => CREATED_AT }).map((e) => JSON.stringify({ thread_id: threadId, ...e }) + "\n"))
+      .join("");
+
+  it.each([
+    ["calling thread, one piece", undefined, [bytes.length], 1 << 20],
+    ["calling thread, ragged pieces, small chunks", undefined, [7, 1, 300, 4096], 2048],
+    ["pool, ragged pieces, small chunks", "pool", [13, 5000, 2], 4096],
+  ])("%s: every entry in input order, every bad line by its number", async (_, usePool, sizes, chunkBytes) => {
+    const r = await run(pieces(bytes, sizes), { pool: usePool ? pool : undefined, chunkBytes }, usePool !== undefined);
+    expect(r.output).toBe(expectedOutput());
+    expect(r.failures.map((f) => f.line)).toEqual(bad);
+    for (const f of r.failures) expect(f.reason).toMatch(/^invalid JSON: /);
+    expect(r.summary).toMatchObject({ lines: 3000, failed: bad.length, bytesRead: bytes.length, entries: r.output.split("\n").length - 1 });
+  });
+
+  it("skips an over-long line without buffering it whole, and numbers the lines after it correctly", async () => {
+    const long = JSON.stringify({ thread_id: "t", message: { tool_call_id: "long", content: "/mnt/user-data/" + "x".repeat(50_000) } });
+    const lines = [text.split("\n").slice(0, 10).join("\n"), long, long, text.split("\n").slice(10, 20).join("\n")].join("\n");
+    for (const usePool of [undefined, pool]) {
+      const r = await run(pieces(Buffer.from(lines), [1000]), { pool: usePool, chunkBytes: 2000, maxLineBytes: 10_000 });
+      expect(r.failures).toEqual([
+        { line: 11, reason: "line longer than 10000 bytes, skipped" },
+        { line: 12, reason: "line longer than 10000 bytes, skipped" },
+      ]);
+      expect(r.summary.lines).toBe(22);
+      expect(r.output).toContain('"tool_call_id":"c20"');
+      expect(r.output).not.toContain('"tool_call_id":"long"');
+    }
+  });
+
+  it("reports the lines of a chunk whose worker died, and scans every other chunk", async () => {
+    const crashing = new ScanPool({ threads: 2, faults: { exitOnThreadId: "crash" } });
+    try {
+      const lines = text.split("\n");
+      lines[1499] = JSON.stringify({ thread_id: "crash", message: { tool_call_id: "boom", content: "x" } });
+      const r = await run(pieces(Buffer.from(lines.join("\n")), [65536]), { pool: crashing, chunkBytes: 16_384 });
+      const lost = r.failures.filter((f) => /not scanned/.test(f.reason));
+      expect(lost).toHaveLength(1);
+      const [, first, last] = /^lines (\d+)\.\.(\d+) not scanned: .*exited with code: 70/.exec(lost[0].reason)!.map(Number);
+      expect(lost[0].line).toBe(first);
+      expect(first).toBeLessThanOrEqual(1500);
+      expect(last).toBeGreaterThanOrEqual(1500);
+      // Bad lines outside the lost chunk are still reported, by number.
+      expect(r.failures.filter((f) => !/not scanned/.test(f.reason)).map((f) => f.line)).toEqual(bad.filter((n) => n < first || n > last));
+      const survivors = [...tools.keys()].filter((n) => n < first || n > last);
+      for (const n of [survivors[0], survivors[survivors.length - 1]]) expect(r.output).toContain(`"tool_call_id":"c${n}"`);
+      expect(r.output).not.toContain(`"tool_call_id":"c${first + 1}"`);
+      expect(r.summary.lines).toBe(3000);
+      expect(r.summary.failed).toBe(last - first + 1 + bad.filter((n) => n < first || n > last).length);
+    } finally {
+      await crashing.close();
+    }
+  });
+});

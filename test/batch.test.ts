@@ -1,0 +1,225 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { ToolMessage } from "@langchain/core/messages";
+import { afterAll, describe, expect, it } from "vitest";
+import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
+import { packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
+import { extractArtifacts } from "../src/extract.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const CREATED_AT = "2025-01-02T03:04:05.000Z";
+const now = () => CREATED_AT;
+
+/** Tool results in every accepted shape, with 0..4 references each and uneven sizes. */
+function corpus(n: number): BatchItem[] {
+  return Array.from({ length: n }, (_, i): BatchItem & { original?: ToolMessage } => {
+    const threadId = `thread-${i % 7}`;
+    const text = `run ${i}: wrote /mnt/user-data/out/${i}.csv ` + "filler ".repeat(i % 50) + (i % 3 === 0 ? `see https://cdn.example.com/r/${i}.png` : "");
+    switch (i % 4) {
+      case 0:
+        return { threadId, message: { type: "tool", id: `m${i}`, name: "writer", tool_call_id: `c${i}`, content: text } };
+      case 1:
+        return {
+          threadId,
+          callIndex: i % 5,
+          message: new ToolMessage({ tool_call_id: `c${i}`, name: "job", content: [{ type: "text", text }], artifact: { structured_content: { job_id: `job-${i}`, path: `/data/${i}.json` } } }),
+        };
+      case 2: {
+        // LangChain's serialized form, as found in archives; extractArtifacts itself takes the live message.
+        const original = new ToolMessage({ id: `m${i}`, tool_call_id: `c${i}`, name: "weather", content: "ok", artifact: { structured_content: { city: "Lisbon", i } } });
+        return { threadId, message: JSON.parse(JSON.stringify(original)), original };
+      }
+      default:
+        return { threadId, message: { type: "tool", tool_call_id: `c${i}`, name: "img", content: [{ type: "image", url: `https://img.example.com/${i}.jpg`, mimeType: "image/jpeg" }] } };
+    }
+  });
+}
+
+const expected = (items: readonly BatchItem[], detectRefsInText?: boolean) =>
+  items.map((item) =>
+    extractArtifacts(((item as { original?: ToolMessage }).original ?? item.message) as ToolMessage, { threadId: item.threadId, callIndex: item.callIndex, detectRefsInText, now }),
+  );
+
+/** Every index is either scanned or failed, exactly once. */
+function partition(result: { entries: unknown[][]; errors: { index: number }[] }, n: number) {
+  const failed = result.errors.map((e) => e.index);
+  expect(new Set(failed).size).toBe(failed.length);
+  expect(result.entries).toHaveLength(n);
+  return new Set(failed);
+}
+
+describe("packing", () => {
+  it("round-trips records of any text, including astral characters and empty records", () => {
+    const records = ["[]", "", '{"a":"é ✓ 𝄞 \\ud800"}', "x".repeat(100_000), JSON.stringify({ nested: ["𝄞", "\u2028"] })];
+    expect(unpackRecords(packRecords(records))).toEqual(records);
+    expect(unpackRecords(packRecords([]))).toEqual([]);
+  });
+
+  it("rejects a buffer whose table overruns it instead of reading garbage", () => {
+    const buffer = packRecords(["abc", "def"]);
+    new Uint32Array(buffer, 0, 3)[2] = 99;
+    expect(() => unpackRecords(buffer)).toThrow(/record 1 ends at 99/);
+    expect(() => unpackRecords(new ArrayBuffer(2))).toThrow(/shorter than the header/);
+  });
+
+  it("round-trips a line result: counters, output bytes and failures", () => {
+    const failures = [{ line: 3, reason: "invalid JSON: é" }];
+    const out = unpackLineResult(packLineResult({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures }, "a\n𝄞\n"));
+    expect(out).toMatchObject({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures });
+    expect(Buffer.from(out.output).toString()).toBe("a\n𝄞\n");
+  });
+});
+
+describe("scanBatch", () => {
+  const pool = new ScanPool({ threads: 2 });
+  afterAll(() => pool.close());
+
+  it("on the calling thread: the entries of each item, in order, as extractArtifacts gives them", async () => {
+    const items = corpus(40);
+    const result = await scanBatch(items, { createdAt: CREATED_AT, poolThreshold: Infinity });
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+    expect(result.entries.flat().length).toBeGreaterThan(60);
+  });
+
+  it("on the pool: the same entries in the same order as on the calling thread", async () => {
+    const items = corpus(1500);
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0 });
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+  });
+
+  it("passes extraction options through to the workers", async () => {
+    const items = corpus(200);
+    const options = { detectRefsInText: false, createdAt: CREATED_AT };
+    const onPool = await scanBatch(items, { ...options, pool, poolThreshold: 0 });
+    expect(onPool.entries).toEqual(expected(items, false));
+    expect(onPool.entries.flat().some((e) => e.real_ref.startsWith("/mnt/user-data/"))).toBe(false);
+  });
+
+  it.each([
+    ["calling thread", Infinity],
+    ["pool", 0],
+  ])("fails bad items alone, with an error naming each (%s)", async (_, poolThreshold) => {
+    const items: unknown[] = corpus(300);
+    const cyclic: Record<string, unknown> = { type: "tool", tool_call_id: "cyc", content: "/mnt/user-data/cyclic.txt" };
+    cyclic.self = cyclic;
+    items[3] = { threadId: "", message: { tool_call_id: "c3" } };
+    items[150] = null;
+    items[151] = { threadId: "t", message: "not an object" };
+    items[152] = { threadId: "t", callIndex: -1, message: { tool_call_id: "c152" } };
+    items[153] = { threadId: "t", message: cyclic }; // not JSON: still scanned, like on the calling thread
+    const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
+    expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152]);
+    expect(result.errors[0]).toMatchObject({ threadId: "", toolCallId: "c3" });
+    expect(result.errors[0].error).toMatch(/^item 3 \(thread "", tool call "c3"\): threadId must be a non-empty string/);
+    expect(result.errors[1].error).toMatch(/^item 150: an item must be an object/);
+    expect(result.errors[3].error).toMatch(/callIndex must be a non-negative integer/);
+    for (const i of [3, 150, 151, 152]) expect(result.entries[i]).toEqual([]);
+    expect(result.entries[153].map((e) => e.real_ref)).toEqual(["/mnt/user-data/cyclic.txt"]);
+    const good = items.map((item, i) => ([3, 150, 151, 152, 153].includes(i) ? undefined : (item as BatchItem)));
+    good.forEach((item, i) => {
+      if (item) expect(result.entries[i]).toEqual(expected([item])[0]);
+    });
+  });
+
+  it("moves the packed input to the worker: the sender's buffer is detached", async () => {
+    const buffer = packRecords([JSON.stringify({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } })]);
+    expect(buffer.byteLength).toBeGreaterThan(0);
+    const packed = await pool.run({ kind: "records", buffer, options: { createdAt: CREATED_AT } });
+    expect(buffer.byteLength).toBe(0);
+    expect(packed).toBeInstanceOf(ArrayBuffer);
+    expect(JSON.parse(unpackRecords(packed)[0])[0]).toMatchObject({ real_ref: "/mnt/user-data/a.txt" });
+  });
+
+  it("a worker dying mid-batch fails only its slice, loses and duplicates nothing, and the pool keeps serving", async () => {
+    const crashing = new ScanPool({ threads: 2, faults: { exitOnThreadId: "crash" } });
+    try {
+      const items = corpus(800);
+      items[421] = { threadId: "crash", message: { tool_call_id: "boom", content: "x" } };
+      const result = await scanBatch(items, { pool: crashing, createdAt: CREATED_AT, poolThreshold: 0 });
+      const failed = partition(result, items.length);
+      // One slice (contiguous, containing item 421) failed; every other item was scanned.
+      const indexes = [...failed].sort((a, b) => a - b);
+      expect(indexes).toContain(421);
+      expect(indexes.length).toBeLessThan(items.length / 2);
+      expect(indexes[indexes.length - 1] - indexes[0]).toBe(indexes.length - 1);
+      for (const e of result.errors) {
+        expect(e.error).toMatch(new RegExp(`^item ${e.index} .*not scanned, the worker scanning items ${indexes[0]}\\.\\.${indexes[indexes.length - 1]} failed \\(.*exited with code: 70\\)`));
+      }
+      const want = expected(items);
+      items.forEach((_, i) => {
+        if (!failed.has(i)) expect(result.entries[i]).toEqual(want[i]);
+      });
+
+      const again = corpus(600);
+      const next = await scanBatch(again, { pool: crashing, createdAt: CREATED_AT, poolThreshold: 0 });
+      expect(next.errors).toEqual([]);
+      expect(next.entries).toEqual(expected(again));
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it("fails the batch's items with a clear error when no worker can start, instead of waiting forever", async () => {
+    const broken = new ScanPool({ threads: 2, faults: { failStartup: true } });
+    try {
+      for (let round = 0; round < 2; round++) {
+        const result = await scanBatch(corpus(100), { pool: broken, poolThreshold: 0 });
+        expect(partition(result, 100).size).toBe(100);
+        expect(result.errors[0].error).toMatch(/^item 0 .*not scanned, .*failed \(scan worker could not start: /);
+      }
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
+describe("process lifetime", () => {
+  /** Run a module script in a child process with the TypeScript loader; it must end by itself. */
+  function child(body: string) {
+    const script = `
+      import { scanBatch, ScanPool } from ${JSON.stringify(ROOT + "src/batch/index.ts")};
+      const items = Array.from({ length: 300 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
+      ${body}`;
+    return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 30_000 });
+  }
+
+  it("close() stops every worker thread; the process then exits by itself", () => {
+    const r = child(`
+      const pool = new ScanPool({ threads: 2 });
+      const result = await scanBatch(items, { pool, poolThreshold: 0 });
+      const workers = [...pool.workers];
+      const exited = Promise.all(workers.map((w) => new Promise((done) => w.once("exit", done))));
+      await pool.close();
+      const stopped = await Promise.race([exited.then(() => true), new Promise((done) => setTimeout(done, 10_000, false))]);
+      console.log(JSON.stringify({ entries: result.entries.flat().length, workers: workers.length, stopped, left: pool.workers.length }));`);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, workers: 2, stopped: true, left: 0 });
+  });
+
+  it("a pool nobody closes does not hold the process, however long its idle timeout", () => {
+    const r = child(`
+      const pool = new ScanPool({ threads: 2, idleTimeoutMs: 3_600_000 });
+      const result = await scanBatch(items, { pool, poolThreshold: 0 });
+      console.log(result.entries.flat().length, pool.workers.length);`);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe("300 2");
+  });
+
+  it("idle workers exit after the idle timeout", async () => {
+    const pool = new ScanPool({ threads: 2, idleTimeoutMs: 50 });
+    try {
+      await scanBatch(corpus(300), { pool, poolThreshold: 0 });
+      expect(pool.workers.length).toBeGreaterThan(0);
+      while (pool.workers.length > 0) await new Promise((done) => setTimeout(done, 20));
+      expect(pool.workers).toHaveLength(0);
+      const again = await scanBatch(corpus(300), { pool, poolThreshold: 0, createdAt: CREATED_AT });
+      expect(again.entries).toEqual(expected(corpus(300)));
+    } finally {
+      await pool.close();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const EXAMPLE = join(ROOT, "examples/archive.jsonl");
+const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(args: string[], options: SpawnSyncOptions = {}) {
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, ...options });
+  return { status: r.status, stdout: String(r.stdout), stderr: String(r.stderr) };
+}
+
+const rows = (stdout: string) => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const withoutTime = (stdout: string) => rows(stdout).map(({ created_at, ...rest }) => rest);
+
+/** What examples/archive.jsonl holds, entry by entry (the AI message and the error result give none). */
+const EXAMPLE_ENTRIES = [
+  ["support-42", "file", "/mnt/user-data/outputs/q3-report.pdf"],
+  ["support-42", "image", "https://cdn.example.com/charts/revenue-2024.png"],
+  ["support-42", "file", "/mnt/user-data/exports/customers.csv"],
+  ["support-42", "task", "tx-7f3a9c"],
+  ["support-42", "data", '{"city":"Lisbon","temp_c":21,"sky":"clear"}'],
+  ["research-7", "file", "/mnt/user-data/notes/search.md"],
+  ["research-7", "file", "https://arxiv.org/pdf/2401.00001.pdf"],
+  ["research-7", "file", "https://example.org/data/results.json"],
+  ["research-7", "file", "https://files.example.org/paper-draft.docx"],
+  ["research-7", "file", "/mnt/user-data/nb/plot.png"],
+  ["research-7", "task", "nb-run-0193"],
+];
+const FROM_TEXT = new Set(["/mnt/user-data/outputs/q3-report.pdf", "/mnt/user-data/notes/search.md", "https://arxiv.org/pdf/2401.00001.pdf", "https://example.org/data/results.json"]);
+
+describe("tool-artifacts scan", () => {
+  it("prints the entries of the sample archive as JSON lines, in order, and exits 0", () => {
+    const r = cli(["scan", EXAMPLE]);
+    expect(r.stderr).toBe("");
+    expect(r.status).toBe(0);
+    const out = rows(r.stdout);
+    expect(out.map((e) => [e.thread_id, e.artifact_type, e.real_ref])).toEqual(EXAMPLE_ENTRIES);
+    for (const e of out) {
+      expect(e.handle).toMatch(/^art_[0-9a-f]{8}$/);
+      expect(Date.parse(e.created_at as string)).not.toBeNaN();
+    }
+    expect(out[1]).toMatchObject({ tool_name: "fetch_chart", tool_call_id: "call_chart", display_name: "revenue-2024.png", mime_type: "image/png" });
+    expect(out[4]).toMatchObject({ display_name: "get_weather structured result" });
+  });
+
+  it("gives the same entries on the calling thread (--threads 1) as on the pool", () => {
+    const one = cli(["scan", EXAMPLE, "--threads", "1"]);
+    const two = cli(["scan", EXAMPLE, "--threads", "2"]);
+    expect(one.status).toBe(0);
+    expect(two.status).toBe(0);
+    expect(withoutTime(two.stdout)).toEqual(withoutTime(one.stdout));
+  });
+
+  it("--format table prints a header and one aligned row per entry", () => {
+    const r = cli(["scan", EXAMPLE, "--format", "table"]);
+    expect(r.status).toBe(0);
+    const [header, ...lines] = r.stdout.trimEnd().split("\n");
+    expect(header).toMatch(/^THREAD\s+HANDLE\s+TYPE\s+TOOL\s+NAME\s+REFERENCE$/);
+    expect(lines).toHaveLength(EXAMPLE_ENTRIES.length);
+    const handles = rows(cli(["scan", EXAMPLE]).stdout).map((e) => e.handle);
+    lines.forEach((line, i) => {
+      expect(line.indexOf("art_")).toBe(header.indexOf("HANDLE"));
+      expect(line).toContain(handles[i] as string);
+      expect(line.endsWith(EXAMPLE_ENTRIES[i][2])).toBe(true);
+    });
+  });
+
+  it("--no-text leaves out references found in free text only", () => {
+    const r = cli(["scan", EXAMPLE, "--no-text"]);
+    expect(r.status).toBe(0);
+    expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(EXAMPLE_ENTRIES.map((e) => e[2]).filter((ref) => !FROM_TEXT.has(ref)));
+  });
+
+  it('reads stdin for "-"', () => {
+    const r = cli(["scan", "-"], { input: readFileSync(EXAMPLE) });
+    expect(r.status).toBe(0);
+    expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(EXAMPLE_ENTRIES.map((e) => e[2]));
+  });
+
+  it("reports each bad line by number and reason, keeps scanning, and exits 1", () => {
+    const good = (n: number) => JSON.stringify({ thread_id: "t", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/${n}.txt` } });
+    const file = join(dir, "mixed.jsonl");
+    const lines = [good(1), "{not json", good(3), "[1,2]", "", JSON.stringify({ message: { tool_call_id: "x", content: "y" } }), good(7), JSON.stringify({ thread_id: "t", message: 5 }), good(9)];
+    writeFileSync(file, lines.join("\n") + "\n");
+    for (const threads of ["1", "2"]) {
+      const r = cli(["scan", file, "--threads", threads]);
+      expect(r.status).toBe(1);
+      expect(rows(r.stdout).map((e) => e.tool_call_id)).toEqual(["c1", "c3", "c7", "c9"]);
+      const reported = r.stderr.trimEnd().split("\n");
+      expect(reported).toHaveLength(4);
+      expect(reported[0]).toMatch(new RegExp(`^${file}:2: invalid JSON: `));
+      expect(reported.slice(1)).toEqual([`${file}:4: expected a JSON object, got an array`, `${file}:6: no thread_id`, `${file}:8: message is not an object`]);
+    }
+  });
+
+  it("takes LangChain serialized messages, with --thread-id for lines that carry none", () => {
+    const file = join(dir, "serialized.jsonl");
+    const serialized = { lc: 1, type: "constructor", id: ["langchain_core", "messages", "ToolMessage"], kwargs: { tool_call_id: "c1", name: "n", content: "/mnt/user-data/a.txt", additional_kwargs: {}, response_metadata: {} } };
+    writeFileSync(file, JSON.stringify(serialized) + "\n");
+    expect(cli(["scan", file]).stderr).toMatch(/:1: no thread_id/);
+    const r = cli(["scan", file, "--thread-id", "archive-1"]);
+    expect(r.status).toBe(0);
+    expect(rows(r.stdout)).toMatchObject([{ thread_id: "archive-1", tool_name: "n", tool_call_id: "c1", real_ref: "/mnt/user-data/a.txt" }]);
+  });
+
+  it("--stats prints counts, throughput and rejected payloads on stderr", () => {
+    const r = cli(["scan", EXAMPLE, "--stats"]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads \d+\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
+  });
+
+  it("a missing or unreadable input is one line on stderr and exit 2", () => {
+    for (const path of [join(dir, "missing.jsonl"), dir]) {
+      const r = cli(["scan", path]);
+      expect(r.status).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(r.stderr).toContain(`cannot read ${path}`);
+    }
+  });
+
+  it("a bad command line exits 2", () => {
+    expect(cli(["scan", EXAMPLE, "--threads", "0"]).status).toBe(2);
+    expect(cli(["scan", EXAMPLE, "--format", "xml"]).status).toBe(2);
+    expect(cli(["scan"]).status).toBe(2);
+  });
+
+  const hasScript = spawnSync("script", ["--version"]).status === 0;
+  it.skipIf(!hasScript)("shows progress on stderr only when stderr is a terminal", () => {
+    const piped = cli(["scan", EXAMPLE]);
+    expect(piped.stderr).toBe("");
+    const command = `${process.execPath} --import tsx src/cli.ts scan examples/archive.jsonl > /dev/null`;
+    const tty = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(tty.status).toBe(0);
+    expect(tty.stdout).toMatch(/\[#+-*\]\s+\d+% [\d.]+ MB read, \d+ entries, [\d.-]+ MB\/s/);
+  });
+});
