@@ -78,6 +78,11 @@ const OVER_DEPTH = new Stop("depth");
 const NOT_JSON = new Stop("invalid");
 
 const encoder = new TextEncoder();
+// Short strings are copied by a JS loop; from this length on a native scan for
+// characters JSON escapes (or surrogates, which a well-formed pair also hits)
+// and one encodeInto are cheaper.
+const LONG_STRING = 48;
+const NEEDS_JSON_STRINGIFY = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** ToLength, as JSON.stringify reads an array's length (a BigInt or Symbol throws). */
 function toLength(length: unknown): number {
@@ -192,6 +197,14 @@ class BoundedWriter {
     if (n > MAX_REF_BYTES || (!gated && this.pos > MAX_REF_BYTES && n > STAND_IN.length)) {
       this.complete = false;
       return this.ascii(STAND_IN);
+    }
+    if (n >= LONG_STRING) {
+      if (NEEDS_JSON_STRINGIFY.test(s)) return this.encoded(JSON.stringify(s));
+      this.ensure(n * 3 + 2);
+      this.buf[this.pos++] = 0x22;
+      this.pos += encoder.encodeInto(s, this.buf.subarray(this.pos)).written;
+      this.buf[this.pos++] = 0x22;
+      return;
     }
     this.ensure(n + 2);
     const buf = this.buf;

@@ -101,6 +101,17 @@ describe("serializeBounded", () => {
     );
   });
 
+  it("writes long strings exactly: escapes, non-ASCII, surrogate pairs and lone surrogates", () => {
+    const long = fc.oneof(fc.string({ unit: "binary", minLength: 40, maxLength: 300 }), fc.string({ minLength: 40, maxLength: 300 }));
+    fc.assert(
+      fc.property(fc.array(long, { maxLength: 4 }), (v) => {
+        const r = serializeBounded(v);
+        expect(r.ok && decoder.decode(r.bytes)).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("rejects over budget exactly when the JSON value has more than 1024 nodes or 32 levels", () => {
     const big = fc.letrec((tie) => ({
       v: fc.oneof({ depthSize: "medium" }, fc.integer(), tie("a")),
