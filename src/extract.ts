@@ -16,7 +16,7 @@
  * caller bug, not data) throws.
  */
 import type { ToolMessage } from "@langchain/core/messages";
-import { generateHandles, type HandleSeed } from "./engine/hash.js";
+import { generateHandle, generateHandles, type HandleSeed } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, walkStructured } from "./engine/walk.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
@@ -218,14 +218,11 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
     seen.add(f.ref);
     kept.push(f);
   }
-  const seeds: HandleSeed[] = kept.map((_, ordinal) => ({
-    threadId: options.threadId,
-    toolCallId,
-    callIndex,
-    ordinal,
-    occurrenceId,
-  }));
-  const handles = generateHandles(seeds);
+  // One entry (the common case) takes the engine's single-hash fast path; more go in one batch.
+  const handles =
+    kept.length === 1
+      ? [generateHandle(options.threadId, toolCallId, callIndex, 0, occurrenceId)]
+      : generateHandles(kept.map((_, ordinal): HandleSeed => ({ threadId: options.threadId, toolCallId, callIndex, ordinal, occurrenceId })));
   const createdAt = options.now ? options.now() : new Date().toISOString();
   // Keys in ArtifactEntry's order, so serialized entries read the same everywhere.
   return kept.map((f, i) => ({

@@ -195,6 +195,7 @@ describe("reference gate (structured keys and blocks)", () => {
   it.each([
     "https://example.com/a.pdf",
     "HTTP://EXAMPLE.COM/a",
+    "HTTPS://EXAMPLE.COM/a.pdf",
     "http://h",
     "/abs/path with space/x.txt",
     "/",

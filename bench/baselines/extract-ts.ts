@@ -68,7 +68,7 @@ export function baselineWalkStructured(payload: unknown): BaselineWalk {
   } catch {
     return { status: "rejected", reason: "invalid", refs: [] }; // cyclic or BigInt
   }
-  if (json === undefined) return { status: "rejected", reason: "invalid", refs: [] }; // undefined, a function, a symbol
+  if (json === undefined) return { status: "ok", refs: [] }; // undefined, a function, a symbol: nothing to walk
   const value: unknown = JSON.parse(json);
   const refs: Array<{ type: "file" | "task"; ref: string }> = [];
   let nodes = 0;
