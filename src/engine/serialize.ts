@@ -23,6 +23,10 @@
  * payload. Keys follow the same rule (a known key is always short). So 10^5
  * strings of 1 KB cost a few KB of copying before the node budget stops them.
  *
+ * One cost is not bounded by the budget: an object's keys are listed
+ * (Object.keys, as JSON.stringify does) before its first value is counted, so
+ * a single object with millions of keys costs that listing.
+ *
  * Never throws: a cycle, a BigInt, a throwing getter, toJSON or proxy trap
  * reject the payload as "invalid", as JSON.stringify would have thrown. Nothing
  * is ever assigned to an object it reads, so `__proto__` keys are plain keys.
