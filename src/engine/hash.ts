@@ -1,0 +1,357 @@
+/**
+ * Handles and ledger keys (DESIGN §2): SHA-256 in the engine, one export call
+ * per hash, many hashes per call in the batch forms.
+ *
+ * Strings reach the engine as UTF-8 through `TextEncoder.encodeInto`, which
+ * turns a lone surrogate (half of a broken UTF-16 pair) into U+FFFD. So an id
+ * holding one hashes like the same id holding U+FFFD in its place, and two ids
+ * that differ only in which lone surrogate they hold get the same handle.
+ * (Python cannot encode lone surrogates to UTF-8 at all, so there is no
+ * reference value to match.) Ledger keys are unaffected: their JSON is escaped
+ * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
+ */
+import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
+
+/** The sha256 kernel's exports (assembly/sha256.ts). */
+interface HashExports extends EngineExports {
+  sha256_head32(ptr: number, len: number): number;
+  sha256_hex(ptr: number, len: number, out: number): void;
+  sha256_batch_hex(table: number, count: number, out: number, chars: number): void;
+}
+
+/** What `generateHandle` takes, one object per handle. */
+export interface HandleSeed {
+  threadId: string;
+  toolCallId: string;
+  callIndex: number;
+  ordinal?: number;
+  occurrenceId?: string | null;
+}
+
+export type OccurrenceKind = "result" | "call";
+
+/** What `occurrenceKey` takes, one object per key. */
+export interface OccurrenceSeed {
+  kind: OccurrenceKind;
+  threadId: string;
+  messageId?: string | null;
+  toolCallId: string;
+  index: number;
+}
+
+const HANDLE_PREFIX = "art_";
+const HANDLE_HEX = 8;
+const DIGEST_HEX = 64;
+// Scratch reserved up front so that ordinary single calls never pay a second
+// export call to grow the arena.
+const MIN_SCRATCH = 64 * 1024;
+// UTF-8 needs at most 3 bytes per UTF-16 code unit (astral: 4 bytes per 2).
+const MAX_UTF8_PER_UNIT = 3;
+
+const encoder = new TextEncoder();
+// The engine writes only ASCII hex, for which UTF-8 decoding is exact and fast.
+const decoder = new TextDecoder();
+
+// Two hex digits per byte value: four lookups are several times cheaper than
+// Number#toString(16) + padStart on a 32-bit value.
+const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+// The reservation belongs to one instance and the views to one memory buffer;
+// a rebuild (trap elsewhere) or a grow (any kernel) invalidates them.
+let owner: EngineExports | undefined;
+let base = 0;
+let capacity = 0;
+let target: Uint8Array = new Uint8Array(0); // bytes[base, base + capacity), for encodeInto
+// Fixed slices of `target` for single hex digests: output first, input after,
+// so neither needs a fresh view per call.
+let hexOut = target;
+let hexIn = target;
+
+/** Make `need` bytes of arena available from `base`; returns the hash exports. */
+function scratch(need: number, op: string): HashExports {
+  const e = engine() as HashExports;
+  // A grow detaches the old buffer, which empties every view on it.
+  if (e === owner && need <= capacity && target.byteLength !== 0) return e;
+  if (e !== owner || need > capacity) {
+    const size = Math.max(need, MIN_SCRATCH);
+    base = reserve(size, op);
+    owner = e;
+    capacity = size;
+  }
+  target = memoryView().subarray(base, base + capacity);
+  hexOut = target.subarray(0, DIGEST_HEX);
+  hexIn = target.subarray(DIGEST_HEX);
+  return e;
+}
+
+function hex32(h: number): string {
+  return (
+    HEX_PAIRS[h >>> 24] + HEX_PAIRS[(h >>> 16) & 0xff] + HEX_PAIRS[(h >>> 8) & 0xff] + HEX_PAIRS[h & 0xff]
+  );
+}
+
+// --- validation -------------------------------------------------------------
+// `seed` is the position in a batch, or -1 for a single call; the argument's
+// name is only spelled out when there is an error to report.
+
+function fail(op: string, field: string, seed: number, expected: string, value: unknown): never {
+  const name = seed < 0 ? field : `seeds[${seed}].${field}`;
+  throw new TypeError(`${op}: ${name} must be ${expected}, got ${describe(value)}`);
+}
+
+function checkString(value: unknown, field: string, op: string, seed: number): string {
+  if (typeof value !== "string") fail(op, field, seed, "a string", value);
+  return value;
+}
+
+function checkIndex(value: unknown, field: string, op: string, seed: number): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    fail(op, field, seed, "a non-negative integer", value);
+  }
+  return value;
+}
+
+function checkOptionalString(value: unknown, field: string, op: string, seed: number): string | null {
+  if (value === null || value === undefined) return null;
+  return checkString(value, field, op, seed);
+}
+
+function checkKind(value: unknown, op: string, seed: number): OccurrenceKind {
+  if (value !== "result" && value !== "call") fail(op, "kind", seed, '"result" or "call"', value);
+  return value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return `${typeof value} ${String(value)}`;
+  return value === null ? "null" : typeof value;
+}
+
+function checkSeeds(seeds: unknown, op: string): readonly unknown[] {
+  if (!Array.isArray(seeds)) throw new TypeError(`${op}: seeds must be an array, got ${describe(seeds)}`);
+  return seeds;
+}
+
+function checkSeed(seed: unknown, op: string, i: number): Record<string, unknown> {
+  if (typeof seed !== "object" || seed === null) {
+    throw new TypeError(`${op}: seeds[${i}] must be an object, got ${describe(seed)}`);
+  }
+  return seed as Record<string, unknown>;
+}
+
+// --- message texts ----------------------------------------------------------
+
+function handleText(
+  threadId: unknown,
+  toolCallId: unknown,
+  callIndex: unknown,
+  ordinal: unknown,
+  occurrenceId: unknown,
+  op: string,
+  seed: number,
+): string {
+  const t = checkString(threadId, "threadId", op, seed);
+  const c = checkString(toolCallId, "toolCallId", op, seed);
+  const ci = checkIndex(callIndex, "callIndex", op, seed);
+  const o = checkIndex(ordinal, "ordinal", op, seed);
+  const occ = checkOptionalString(occurrenceId, "occurrenceId", op, seed);
+  return occ === null ? `${t}:${c}:${ci}:${o}` : `${t}:${c}:${ci}:${o}:${occ}`;
+}
+
+// Characters Python's json.dumps (ensure_ascii) writes as themselves.
+const JSON_PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const JSON_SHORT: Record<number, string> = {
+  0x22: '\\"',
+  0x5c: "\\\\",
+  0x0a: "\\n",
+  0x0d: "\\r",
+  0x09: "\\t",
+  0x08: "\\b",
+  0x0c: "\\f",
+};
+
+/**
+ * A JSON string literal exactly as Python's `json.dumps` writes it by default:
+ * printable ASCII as is, the short escapes, everything else `\uXXXX` per UTF-16
+ * code unit (so astral characters come out as surrogate pairs, as in Python).
+ */
+function pyJsonString(s: string): string {
+  if (JSON_PLAIN.test(s)) return `"${s}"`;
+  let out = '"';
+  let run = 0; // start of the pending run of plain characters
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x5c) continue;
+    out += s.slice(run, i) + (JSON_SHORT[c] ?? `\\u${c.toString(16).padStart(4, "0")}`);
+    run = i + 1;
+  }
+  return `${out}${s.slice(run)}"`;
+}
+
+function occurrenceText(
+  kind: OccurrenceKind,
+  threadId: unknown,
+  messageId: unknown,
+  toolCallId: unknown,
+  index: unknown,
+  op: string,
+  seed: number,
+): string {
+  const t = checkString(threadId, "threadId", op, seed);
+  const m = checkOptionalString(messageId, "messageId", op, seed);
+  const c = checkString(toolCallId, "toolCallId", op, seed);
+  const n = checkIndex(index, "index", op, seed);
+  // A result with a durable message id is identified by it; the index only
+  // tells apart id-less results and the calls of one message.
+  const i = m === null || kind === "call" ? n : 0;
+  return `[${pyJsonString(t)}, ${m === null ? "null" : pyJsonString(m)}, ${pyJsonString(c)}, ${i}]`;
+}
+
+// --- engine calls -----------------------------------------------------------
+
+function hashHex(text: string, op: string): string {
+  const e = scratch(DIGEST_HEX + text.length * MAX_UTF8_PER_UNIT, op);
+  const { written } = encoder.encodeInto(text, hexIn);
+  runEngine(op, written, () => e.sha256_hex(base + DIGEST_HEX, written, base));
+  return decoder.decode(hexOut);
+}
+
+/**
+ * Hash `texts` in one engine call; returns the first `chars` hex digits of
+ * each digest, concatenated.
+ */
+function hashBatch(texts: readonly string[], chars: number, op: string): string {
+  const n = texts.length;
+  // A separator keeps a trailing lone high surrogate of one text from pairing
+  // with a leading lone low surrogate of the next in the joined string.
+  const joined = texts.join("\n");
+  const tableBytes = 8 * n;
+  const outBytes = chars * n;
+  const inAt = tableBytes + outBytes;
+  const e = scratch(inAt + joined.length * MAX_UTF8_PER_UNIT, op);
+  const { written } = encoder.encodeInto(joined, target.subarray(inAt));
+  const ascii = written === joined.length;
+  const table = new Uint32Array(target.buffer, target.byteOffset, 2 * n);
+  let ptr = base + inAt;
+  for (let i = 0; i < n; i++) {
+    const len = ascii ? texts[i].length : utf8Length(texts[i]);
+    table[2 * i] = ptr;
+    table[2 * i + 1] = len;
+    ptr += len + 1;
+  }
+  return runEngine(op, written, () => {
+    e.sha256_batch_hex(base, n, base + tableBytes, chars);
+    return decoder.decode(target.subarray(tableBytes, inAt));
+  });
+}
+
+/** UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD). */
+function utf8Length(s: string): number {
+  let len = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) len += 1;
+    else if (c < 0x800) len += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      len += 4;
+      i++;
+    } else len += 3;
+  }
+  return len;
+}
+
+// --- public API -------------------------------------------------------------
+
+/**
+ * The handle of one artifact: `"art_"` + the first 8 hex digits of SHA-256 over
+ * `threadId:toolCallId:callIndex:ordinal`, with `:occurrenceId` appended when
+ * an occurrence id is given (null/undefined = not given). See the module
+ * comment for lone surrogates.
+ *
+ * @throws TypeError when an id is not a string or an index is not a
+ *   non-negative integer.
+ */
+export function generateHandle(
+  threadId: string,
+  toolCallId: string,
+  callIndex: number,
+  ordinal = 0,
+  occurrenceId?: string | null,
+): string {
+  const op = "generateHandle";
+  const text = handleText(threadId, toolCallId, callIndex, ordinal, occurrenceId, op, -1);
+  const e = scratch(text.length * MAX_UTF8_PER_UNIT, op);
+  const { written } = encoder.encodeInto(text, target);
+  // The kernel only reads validated, in-bounds bytes: it cannot trap, so the
+  // fast path skips runEngine's closure.
+  return HANDLE_PREFIX + hex32(e.sha256_head32(base, written));
+}
+
+/** `generateHandle` for many seeds in one engine call; same order, same results. */
+export function generateHandles(seeds: readonly HandleSeed[]): string[] {
+  const op = "generateHandles";
+  const list = checkSeeds(seeds, op);
+  if (list.length === 0) return [];
+  // Index loops rather than map: a hole in a sparse array is a bad seed too.
+  const texts = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const s = checkSeed(list[i], op, i);
+    const ordinal = s.ordinal === undefined ? 0 : s.ordinal;
+    texts[i] = handleText(s.threadId, s.toolCallId, s.callIndex, ordinal, s.occurrenceId, op, i);
+  }
+  const hex = hashBatch(texts, HANDLE_HEX, op);
+  const handles = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) handles[i] = HANDLE_PREFIX + hex.slice(i * HANDLE_HEX, (i + 1) * HANDLE_HEX);
+  return handles;
+}
+
+/**
+ * The ledger key of one tool call or result: `kind + ":"` + hex SHA-256 of the
+ * JSON array `[threadId, messageId, toolCallId, i]` as Python's `json.dumps`
+ * writes it by default, where `i = index` if `messageId` is null/undefined or
+ * `kind` is `"call"`, else `0`.
+ *
+ * @throws TypeError when `kind` is neither "result" nor "call", an id is not a
+ *   string (messageId: string, null or undefined), or `index` is not a
+ *   non-negative integer.
+ */
+export function occurrenceKey(
+  kind: OccurrenceKind,
+  threadId: string,
+  messageId: string | null | undefined,
+  toolCallId: string,
+  index: number,
+): string {
+  const op = "occurrenceKey";
+  const k = checkKind(kind, op, -1);
+  return `${k}:${hashHex(occurrenceText(k, threadId, messageId, toolCallId, index, op, -1), op)}`;
+}
+
+/** `occurrenceKey` for many seeds in one engine call; same order, same results. */
+export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
+  const op = "occurrenceKeys";
+  const list = checkSeeds(seeds, op);
+  if (list.length === 0) return [];
+  const kinds = new Array<OccurrenceKind>(list.length);
+  const texts = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const s = checkSeed(list[i], op, i);
+    kinds[i] = checkKind(s.kind, op, i);
+    texts[i] = occurrenceText(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i);
+  }
+  const hex = hashBatch(texts, DIGEST_HEX, op);
+  const keys = new Array<string>(list.length);
+  for (let i = 0; i < list.length; i++) keys[i] = `${kinds[i]}:${hex.slice(i * DIGEST_HEX, (i + 1) * DIGEST_HEX)}`;
+  return keys;
+}
+
+/**
+ * Lowercase hex SHA-256 of the UTF-8 of `text` (lone surrogates hash as
+ * U+FFFD, see the module comment).
+ *
+ * @throws TypeError when `text` is not a string.
+ */
+export function sha256Hex(text: string): string {
+  const op = "sha256Hex";
+  return hashHex(checkString(text, "text", op, -1), op);
+}
