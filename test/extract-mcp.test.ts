@@ -1,11 +1,10 @@
 /**
  * Extraction from real ToolMessages: the fixture MCP server runs as a stdio
  * child process, its tools are loaded through @langchain/mcp-adapters and
- * called through LangGraph's ToolNode, exactly as an agent would.
+ * called through LangGraph's ToolNode (test/support/mcp.ts), as an agent would.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import { ToolNode } from "@langchain/langgraph/prebuilt";
+import type { ToolMessage } from "@langchain/core/messages";
 import { extractArtifacts } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
 import { scanText } from "../src/engine/scan.js";
@@ -15,15 +14,6 @@ import { connectFixtureMcp, type FixtureMcp } from "./support/mcp.js";
 
 const THREAD = "thread-mcp";
 const NOW = "2025-06-01T00:00:00.000Z";
-
-async function callTool(mcp: FixtureMcp, name: string): Promise<ToolMessage> {
-  const node = new ToolNode(mcp.tools);
-  const call = { id: `call_${name}`, name, args: {} };
-  const { messages } = await node.invoke({ messages: [new AIMessage({ content: "", tool_calls: [call] })] });
-  expect(messages).toHaveLength(1);
-  expect(ToolMessage.isInstance(messages[0])).toBe(true);
-  return messages[0] as ToolMessage;
-}
 
 const extract = (m: ToolMessage, detectRefsInText = true) =>
   extractArtifacts(m, { threadId: THREAD, now: () => NOW, detectRefsInText });
@@ -52,7 +42,7 @@ describe.each([
   });
 
   it("structuredContent paths, URLs and a task id become entries in document order", async () => {
-    const m = await callTool(mcp, "render_report");
+    const m = await mcp.call("render_report");
     const s = FIXTURE.render_report.structured;
     const structuredOnly = [
       ["file", s.report.path, "report.pdf", null],
@@ -70,7 +60,7 @@ describe.each([
   it("a lone text block with structuredContent arrives as a JSON string and is scanned as text after the structured entries", async () => {
     // mcp-adapters 1.1.4 returns that block as an object, not an array, so
     // @langchain/core stringifies it into the ToolMessage content.
-    const m = await callTool(mcp, "render_report");
+    const m = await mcp.call("render_report");
     expect(typeof m.content).toBe("string");
     const structuredRefs = extract(m, false).map((e) => e.real_ref);
     const textRefs = scanText(m.content).map((r) => r.ref).filter((r) => !structuredRefs.includes(r));
@@ -78,24 +68,24 @@ describe.each([
   });
 
   it("a resource_link becomes a file entry with its MIME type", async () => {
-    const m = await callTool(mcp, "link_resource");
+    const m = await mcp.call("link_resource");
     expect(summary(extract(m))).toEqual([["file", FIXTURE.link_resource.uri, "results.csv", FIXTURE.link_resource.mimeType]]);
   });
 
   it("an embedded blob resource gives no entry", async () => {
-    const m = await callTool(mcp, "embed_blob");
+    const m = await mcp.call("embed_blob");
     expect(JSON.stringify(m.artifact)).toContain(FIXTURE.embed_blob.blob); // the blob did arrive
     expect(extract(m)).toEqual([]);
   });
 
   it("a base64 image gives no entry", async () => {
-    const m = await callTool(mcp, "snapshot_image");
+    const m = await mcp.call("snapshot_image");
     expect(JSON.stringify(m.content)).toContain(FIXTURE.snapshot_image.data);
     expect(extract(m)).toEqual([]);
   });
 
   it("sandbox paths and URLs in plain text become entries, each once", async () => {
-    const m = await callTool(mcp, "list_outputs");
+    const m = await mcp.call("list_outputs");
     expect(summary(extract(m))).toEqual([
       ["file", "/mnt/user-data/outputs/summary.md", "summary.md", null],
       ["file", "/mnt/user-data/outputs/chart.png", "chart.png", null],
@@ -104,24 +94,29 @@ describe.each([
   });
 
   it("a structured result holding only a data: URI gives nothing, not even data", async () => {
-    const m = await callTool(mcp, "inline_thumbnail");
+    const m = await mcp.call("inline_thumbnail");
     expect(extract(m)).toEqual([]);
   });
 
   it("a small structured result without known keys becomes one data entry", async () => {
-    const m = await callTool(mcp, "table_stats");
+    const m = await mcp.call("table_stats");
     expect(summary(extract(m))).toEqual([
       ["data", JSON.stringify(FIXTURE.table_stats.structured), "table_stats structured result", null],
     ]);
   });
 
+  it("tool arguments reach the server and come back as references", async () => {
+    const m = await mcp.call("stat_file", { path: "/mnt/user-data/in/data.csv" });
+    expect(extract(m, false).map((e) => e.real_ref)).toEqual(["/mnt/user-data/in/data.csv"]);
+  });
+
   it("an MCP error result becomes an error ToolMessage with no entries", async () => {
-    const m = await callTool(mcp, "always_fails");
+    const m = await mcp.call("always_fails");
     expect(m.status).toBe("error");
     expect(extract(m)).toEqual([]);
   });
 
   it("no tool result ever yields blob, base64 or data: content", async () => {
-    for (const tool of mcp.tools) expectNoEmbeddedPayload(extract(await callTool(mcp, tool.name)));
+    for (const tool of mcp.tools) expectNoEmbeddedPayload(extract(await mcp.call(tool.name, { path: "/x" })));
   });
 });

@@ -4,10 +4,12 @@
  * exactly as a host application would.
  *
  *   const mcp = await connectFixtureMcp();
- *   try { const tool = mcp.tool("render_report"); ... } finally { await mcp.close(); }
+ *   try { const message = await mcp.call("render_report"); ... } finally { await mcp.close(); }
  */
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import type { DynamicStructuredTool } from "@langchain/core/tools";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { ToolNode } from "@langchain/langgraph/prebuilt";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -18,6 +20,11 @@ export interface FixtureMcp {
   tools: DynamicStructuredTool[];
   /** The tool with this MCP name; throws when the server does not offer it. */
   tool(name: string): DynamicStructuredTool;
+  /**
+   * Call one tool through LangGraph's ToolNode, as an agent does, and return
+   * the real ToolMessage (an MCP error result comes back with status "error").
+   */
+  call(name: string, args?: Record<string, unknown>, toolCallId?: string): Promise<ToolMessage>;
   /** Close the client and with it the child process. */
   close(): Promise<void>;
 }
@@ -50,6 +57,14 @@ export async function connectFixtureMcp(options: FixtureMcpOptions = {}): Promis
         const found = tools.find((t) => t.name === name);
         if (!found) throw new Error(`fixture MCP server has no tool "${name}" (has: ${tools.map((t) => t.name).join(", ")})`);
         return found;
+      },
+      async call(name, args = {}, toolCallId = `call_${name}`) {
+        const node = new ToolNode(tools);
+        const request = new AIMessage({ content: "", tool_calls: [{ id: toolCallId, name, args }] });
+        const { messages } = await node.invoke({ messages: [request] });
+        const message = messages?.[0];
+        if (messages?.length !== 1 || !ToolMessage.isInstance(message)) throw new Error(`ToolNode did not return one ToolMessage for "${name}"`);
+        return message;
       },
       close: () => client.close(),
     };
