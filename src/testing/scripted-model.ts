@@ -2,7 +2,8 @@
  * A scripted chat model for tests and the offline example: the one fake that
  * stands in for a provider, since there is no network.
  *
- * Unlike `FakeToolCallingModel`, every reply gets a fresh message id, so the
+ * Unlike `FakeToolCallingModel`, every reply gets a fresh message id (and tool
+ * calls fresh ids, unique across processes that continue one thread), so the
  * messages reducer never replaces an earlier turn in a multi-turn thread.
  * A step is either a fixed reply or a function of the messages the model was
  * shown (so a test can read handles out of the hidden context block).
@@ -58,7 +59,7 @@ export class ScriptedChatModel extends BaseChatModel {
       content: reply.content ?? "",
       tool_calls: (reply.tool_calls ?? []).map((tc, i) => ({
         ...tc,
-        id: tc.id ?? `call_${replyCounter}_${i}`,
+        id: tc.id ?? `call_${process.pid}_${replyCounter}_${i}`,
         type: "tool_call" as const,
       })),
     });
