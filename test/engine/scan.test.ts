@@ -1,0 +1,274 @@
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { regexpScanText } from "../../bench/baselines/regexp-scan.js";
+import { countByteInEngine, scanBytes, scanInputPointer, scanText, type ScanKernel, type ScanOptions } from "../../src/engine/scan.js";
+import { engine, memoryView } from "../../src/engine/wasm.js";
+import { displayName } from "../../src/types.js";
+
+const vectors: Array<{ text: string; refs: string[] }> = readFileSync(
+  new URL("../fixtures/vectors/scan.jsonl", import.meta.url),
+  "utf8",
+)
+  .split("\n")
+  .filter((line) => line.trim() !== "")
+  .map((line) => JSON.parse(line));
+
+const refsOf = (text: unknown, options?: ScanOptions) => scanText(text, options).map((r) => r.ref);
+
+// Python spaces (every one of them) and near misses that share their lead bytes.
+const SPACES = ["\t", "\n", "\v", "\f", "\r", "\x1c", "\x1f", " ", "\x85", "\xa0", "\u1680", "\u2000", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f", "\u3000"];
+const NEAR_SPACES = ["\x00", "\x08", "\x0e", "\x1b", "\x86", "\xa1", "\u1681", "\u200b", "\u2027", "\u2030", "\u205e", "\u3001", "\ufeff"];
+const VOCAB = [
+  "/mnt/user-data/", "/mnt/user-data", "/mnt/", "/", "//",
+  "http://", "https://", "HTTP://", "http:/", "htps://", "xhttp://", "://", "http", "https", "s", ":",
+  "a", "ex.com", "例え.jp", "数据", "🙂", "𝄞", "x-y_z", "%20", "v1.2", "..", ".",
+  ".png", ".jpg", ".jpeg", ".jpe", ".gif", ".html", ".htm", ".pdf", ".csv", ".json", ".jso", ".txt",
+  ".log", ".md", ".mdx", ".xls", ".xlsx", ".xlsxx", ".doc", ".docx", ".zip", ".tar.gz", "png", "md",
+  "?", "#", "?q=1&x=2", "#frag",
+  "\"", "'", "`", "<", ">",
+  ",", ";", ")", "]", "}", "(", "[", "{",
+  ...SPACES, ...NEAR_SPACES,
+];
+const fragments = fc.constantFrom(...VOCAB);
+const soup = (maxLength: number, extra: fc.Arbitrary<string>[] = []) =>
+  fc.array(extra.length ? fc.oneof(fragments, ...extra) : fragments, { maxLength }).map((parts) => parts.join(""));
+
+const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
+const anyCodePoint = fc.string({ unit: "binary", minLength: 1, maxLength: 1 });
+
+/** Deterministic soup of `bytes`-ish length, for inputs larger than fast-check makes. */
+function bigSoup(seed: number, length: number): string {
+  let s = seed >>> 0;
+  const parts: string[] = [];
+  let n = 0;
+  while (n < length) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    const part = VOCAB[s % VOCAB.length];
+    parts.push(part);
+    n += part.length;
+  }
+  return parts.join("");
+}
+
+describe("scanText: parity vectors", () => {
+  it("matches all 400 expected results exactly", () => {
+    expect(vectors).toHaveLength(400);
+    const mismatches = vectors
+      .map((v) => ({ text: v.text, want: v.refs, got: refsOf(v.text) }))
+      .filter((m) => JSON.stringify(m.got) !== JSON.stringify(m.want));
+    expect(mismatches).toEqual([]);
+  });
+
+  it("returns file refs whose display is the shared display name", () => {
+    const refs = vectors.flatMap((v) => scanText(v.text));
+    expect(refs.length).toBeGreaterThan(100);
+    for (const r of refs) expect(r).toEqual({ type: "file", ref: r.ref, display: displayName(r.ref) });
+  });
+});
+
+describe("scanText agrees with the RegExp rules", () => {
+  it("on texts built from tricky fragments", () => {
+    fc.assert(
+      fc.property(soup(60), (text) => {
+        expect(scanText(text)).toEqual(regexpScanText(text));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("on fragments mixed with arbitrary code points and lone surrogates", () => {
+    fc.assert(
+      fc.property(soup(60, [anyCodePoint, loneSurrogate]), (text) => {
+        expect(scanText(text)).toEqual(regexpScanText(text));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("on fully random unicode strings", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.oneof(anyCodePoint, loneSurrogate), maxLength: 200 }), (text) => {
+        expect(scanText(text)).toEqual(regexpScanText(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("with custom prefix lists (several, one-byte, empty, with spaces, non-ASCII)", () => {
+    const prefix = fc.constantFrom("/mnt/user-data/", "/tmp/", "/", "数据/", "🙂", "a b/", "/mnt/", "C:\\", ".", "h", "http", "");
+    const prefixed = fc.constantFrom("/tmp/", "数据/", "🙂", "a b/", "C:\\", "h");
+    fc.assert(
+      fc.property(fc.array(prefix, { maxLength: 6 }), soup(60, [prefixed]), (sandboxPrefixes, text) => {
+        expect(scanText(text, { sandboxPrefixes })).toEqual(regexpScanText(text, sandboxPrefixes));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("on texts long enough to cross many SIMD blocks", () => {
+    for (let seed = 1; seed <= 8; seed++) {
+      const text = bigSoup(seed, 50_000);
+      expect(scanText(text)).toEqual(regexpScanText(text));
+    }
+  });
+});
+
+describe("scanText: behaviour", () => {
+  it("returns [] for non-strings and the empty string", () => {
+    for (const input of [undefined, null, 42, {}, ["/mnt/user-data/a.txt"], new String("/mnt/user-data/a.txt"), ""]) {
+      expect(scanText(input)).toEqual([]);
+    }
+  });
+
+  it("lists SANDBOX matches before URLs, strips trailing noise and drops repeats", () => {
+    const text = "see https://ex.com/r.pdf), then /mnt/user-data/out/r.csv; and /mnt/user-data/out/r.csv again. https://ex.com/r.pdf";
+    expect(scanText(text)).toEqual([
+      { type: "file", ref: "/mnt/user-data/out/r.csv", display: "r.csv" },
+      { type: "file", ref: "https://ex.com/r.pdf", display: "r.pdf" },
+    ]);
+  });
+
+  it("ends a URL at the run's last extension and keeps a query to the end of the run", () => {
+    expect(refsOf("http://a.md/b.json/c.tar.gz http://x/y.xlsx?dl=1&a=b#c>more https://h/.md")).toEqual([
+      "http://a.md/b.json",
+      "http://x/y.xlsx?dl=1&a=b#c",
+      "https://h/.md",
+    ]);
+    expect(refsOf("http://.md https://x.mdx http://h/a.mdx.docxx")).toEqual(["https://x.md", "http://h/a.mdx.docx"]);
+  });
+
+  it("maps offsets exactly around non-ASCII and astral characters", () => {
+    const text = "🙂𝄞 résumé /mnt/user-data/数据/🙂.png\u3000«https://例え.jp/𝄞/ünï.pdf?q=é»\u2028end";
+    expect(refsOf(text)).toEqual(["/mnt/user-data/数据/🙂.png", "https://例え.jp/𝄞/ünï.pdf?q=é»"]);
+    expect(scanText(text)).toEqual(regexpScanText(text));
+  });
+
+  it("keeps lone surrogates as they are in the text (scanned as U+FFFD, sliced from the original)", () => {
+    const text = "\uDC00 /mnt/user-data/a\uD800b.txt https://h/\uDBFF.png \uD83D";
+    const refs = refsOf(text);
+    expect(refs).toEqual(["/mnt/user-data/a\uD800b.txt", "https://h/\uDBFF.png"]);
+    expect(refs.join("")).not.toContain("\uFFFD");
+  });
+
+  it("rejects a sandbox prefix with a lone surrogate, or a non-string one", () => {
+    expect(() => scanText("x", { sandboxPrefixes: ["/a\uD800/"] })).toThrow(TypeError);
+    expect(() => scanText("x", { sandboxPrefixes: [42 as unknown as string] })).toThrow(TypeError);
+  });
+
+  it("honours custom prefixes in order, and [] turns the SANDBOX rule off", () => {
+    const text = "/tmp/a /data/b /mnt/user-data/c";
+    expect(refsOf(text, { sandboxPrefixes: ["/data/", "/tmp/"] })).toEqual(["/tmp/a", "/data/b"]);
+    expect(refsOf(text, { sandboxPrefixes: [] })).toEqual([]);
+    expect(refsOf("/ab b/c", { sandboxPrefixes: ["/a", "/ab b/"] })).toEqual(["/ab"]);
+    expect(refsOf("/ab b/c", { sandboxPrefixes: ["/ab b/", "/a"] })).toEqual(["/ab b/c"]);
+  });
+
+  it("fits the densest possible output (one-byte prefix, one match every three bytes)", () => {
+    const text = "/a ".repeat(100_000);
+    expect(refsOf(text, { sandboxPrefixes: ["/"] })).toEqual(["/a"]);
+    const distinct = Array.from({ length: 5000 }, (_, i) => `/${i.toString(36)}`).join(" ");
+    expect(scanText(distinct, { sandboxPrefixes: ["/"] })).toEqual(regexpScanText(distinct, ["/"]));
+  });
+
+  it("returns [] for the adversarial 'http://a.' repeated to 1 MiB", () => {
+    const text = "http://a.".repeat(Math.floor((1 << 20) / 9));
+    expect(scanText(text)).toEqual([]);
+    // one match once a real extension ends the run
+    expect(refsOf(text + "md")).toEqual([text + "md"]);
+  });
+
+  it("does not grow engine memory when the same text is scanned again and again", () => {
+    const text = bigSoup(7, 20_000);
+    scanText(text);
+    const size = engine().memory.buffer.byteLength;
+    for (let i = 0; i < 2000; i++) scanText(text);
+    expect(engine().memory.buffer.byteLength).toBe(size);
+  });
+});
+
+describe("engine kernels", () => {
+  const enc = new TextEncoder();
+  // Valid pieces plus bytes no encoder writes: stray continuations, cut sequences.
+  const byteFragment = fc.oneof(
+    { weight: 4, arbitrary: fragments.map((s) => enc.encode(s)) },
+    { weight: 1, arbitrary: fc.constantFrom([0x80], [0xbf], [0xc2], [0xe2, 0x80], [0xe1, 0x9a], [0xe3], [0xf0, 0x9f], [0xff], [0xc2, 0x20]).map((b) => Uint8Array.from(b)) },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 4 }) },
+  );
+  const fuzzBytes = fc.array(byteFragment, { maxLength: 120 }).map((parts) => {
+    const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      bytes.set(p, at);
+      at += p.length;
+    }
+    return bytes;
+  });
+  const prefixSets = fc.constantFrom<readonly string[]>(
+    ["/mnt/user-data/"],
+    [],
+    ["/"],
+    ["/", "/mnt/"],
+    ["数据/", "a b/", "h", "/mnt/user-data/"],
+    ["/a", "/b", "/c", "/d", "/e"],
+    ["", "/mnt/"],
+  );
+
+  function write(bytes: Uint8Array): number {
+    const at = scanInputPointer(bytes.length);
+    memoryView().set(bytes, at);
+    return bytes.length;
+  }
+
+  it("SIMD and scalar kernels agree on fuzzed bytes, valid UTF-8 or not", () => {
+    fc.assert(
+      fc.property(fuzzBytes, prefixSets, (bytes, sandboxPrefixes) => {
+        const len = write(bytes);
+        const simd = scanBytes(len, { sandboxPrefixes }, "simd");
+        const scalar = scanBytes(len, { sandboxPrefixes }, "scalar");
+        expect(Array.from(simd)).toEqual(Array.from(scalar));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("ignores whatever lies in the slack after the input (SIMD blocks read into it)", () => {
+    const garbage = fc.constantFrom("ls", "sx", "//a.md ", "md", "x/", ":", "://x.png", "data/a", "\u2000", ".json");
+    fc.assert(
+      fc.property(soup(40), fc.array(garbage, { maxLength: 6 }), fc.constantFrom<ScanKernel>("simd", "scalar"), (text, junk, kernel) => {
+        const bytes = enc.encode(text);
+        const after = enc.encode(junk.join("")).subarray(0, 32);
+        const at = scanInputPointer(bytes.length);
+        const view = memoryView();
+        view.set(bytes, at);
+        view.set(after, at + bytes.length);
+        const pairs = scanBytes(bytes.length, undefined, kernel);
+        const refs = new Set<string>();
+        for (let i = 0; i < pairs.length; i += 2) refs.add(new TextDecoder().decode(bytes.subarray(pairs[i], pairs[i + 1])));
+        expect([...refs]).toEqual(regexpScanText(text).map((r) => r.ref));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("scanBytes reports byte offsets of scanText's matches, repeats included", () => {
+    const text = "/mnt/user-data/é.txt https://x/a.png /mnt/user-data/é.txt";
+    const bytes = enc.encode(text);
+    const pairs = scanBytes(write(bytes));
+    const dec = new TextDecoder();
+    const refs = [];
+    for (let i = 0; i < pairs.length; i += 2) refs.push(dec.decode(bytes.subarray(pairs[i], pairs[i + 1])));
+    expect(refs).toEqual(["/mnt/user-data/é.txt", "/mnt/user-data/é.txt", "https://x/a.png"]);
+  });
+
+  it("the byte-count pass counts exactly, across its counter flushes", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 3000 }), fc.integer({ min: 0, max: 255 }), (bytes, byte) => {
+        expect(countByteInEngine(write(bytes), byte)).toBe(bytes.filter((b) => b === byte).length);
+      }),
+      { numRuns: 300 },
+    );
+    const slashes = new Uint8Array(100_003).fill(0x2f);
+    expect(countByteInEngine(write(slashes), 0x2f)).toBe(100_003);
+  });
+});
