@@ -5,9 +5,10 @@
  *
  * Whether a result or a call was processed is decided by the ledger channel in
  * state and nothing else, so a reloaded checkpoint, a recreated graph, a new
- * process or a compacted history never captures twice. The two caches below
- * only save work: each holds values derived from state that are checked
- * against the state of the round before use, so losing them changes timing,
+ * process or a compacted history never captures twice. The per-thread view
+ * below only saves work: hashes are pure functions of message fields, and
+ * ledger membership is reused only while the ledger in state still holds the
+ * ledger it was computed from as its prefix; losing the view changes timing,
  * never behaviour.
  */
 import { createMiddleware } from "langchain";
@@ -53,54 +54,70 @@ export const RETRY_PREFIX = "retry:";
 const CALL_PREFIX = "call:";
 
 // One view per thread an agent serves concurrently; beyond this the least
-// recently used thread rebuilds its view on its next round.
-const MAX_LEDGER_VIEWS = 32;
+// recently used thread starts over (rehashing its history once).
+const MAX_THREAD_VIEWS = 16;
 
-/** Keys of one message object and the inputs they were hashed from. */
+/** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
-  threadId: string;
-  messageId: string | null;
+  type: "tool" | "ai";
+  /** Per-tool_call_id occurrence index of an id-less result, else 0. */
   index: number;
   toolCallIds: string[];
   keys: string[];
+  /** The ledger epoch in which every key was found in the ledger, if any. */
+  recordedIn: object | null;
 }
 
-/**
- * Occurrence keys per message object. Within one agent run the messages
- * channel hands every round the same objects, so only new messages are hashed;
- * a memo is used only while its inputs still match the message.
- */
-const keyMemos = new WeakMap<object, KeyMemo>();
-
-/** A ledger array and the set of its first `length` items. */
-interface LedgerView {
+/** What capture remembers about one thread between rounds (all re-derivable from state). */
+interface ThreadView {
   ledger: readonly unknown[];
+  /** The set of the first `length` ledger items. */
   length: number;
   members: Set<unknown>;
+  /**
+   * Kept while every ledger seen since holds the previous one as its prefix:
+   * a key found in the ledger during this epoch is still in it, so a round
+   * skips it without a set probe.
+   */
+  epoch: object;
+  /**
+   * The last round's messages and how many of the first ones were recorded
+   * in this epoch: the same objects at those positions need no look at all.
+   * Stops at the first id-less message, whose id may still be assigned in
+   * place (summarization does) and so change its key. Weak: a finished
+   * thread's history is not kept alive for this.
+   */
+  recorded: { messages: WeakRef<readonly unknown[]>; count: number } | null;
+  /**
+   * Keys by message id, so a history reloaded from a checkpoint (new objects,
+   * same ids) is not hashed again. Id-less messages are hashed every round.
+   */
+  memos: Map<string, KeyMemo>;
 }
 
 /**
- * Membership of `ledger`. The ledger only grows (its reducer appends), so the
- * thread's previous view is extended by the new tail when the old items are
- * still its prefix, and rebuilt otherwise.
+ * The thread's view, brought up to `ledger`. The ledger only grows (its
+ * reducer appends), so the membership set is extended by the new tail when
+ * the old items are still its prefix, and rebuilt in a new epoch otherwise.
  */
-function ledgerMembers(views: Map<string, LedgerView>, threadId: string, ledger: readonly unknown[]): ReadonlySet<unknown> {
+function threadView(views: Map<string, ThreadView>, threadId: string, ledger: readonly unknown[]): ThreadView {
   let view = views.get(threadId);
   if (view !== undefined) views.delete(threadId);
-  if (view === undefined || !isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set() };
+  if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map() };
+  else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos };
   for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
   view.ledger = ledger;
   view.length = ledger.length;
   views.set(threadId, view);
-  if (views.size > MAX_LEDGER_VIEWS) views.delete(views.keys().next().value!);
-  return view.members;
+  if (views.size > MAX_THREAD_VIEWS) views.delete(views.keys().next().value!);
+  return view;
 }
 
-function isPrefixOf(view: LedgerView, ledger: readonly unknown[]): boolean {
+function isPrefixOf(view: ThreadView, ledger: readonly unknown[]): boolean {
   if (ledger.length < view.length) return false;
   if (ledger === view.ledger) return true;
   const old = view.ledger;
-  // Mostly the very same string objects, so this is a pointer compare per item.
+  // Within a run the very same string objects, so a pointer compare per item.
   for (let i = 0; i < view.length; i++) if (ledger[i] !== old[i]) return false;
   return true;
 }
@@ -134,10 +151,17 @@ function countToolCallIds(messages: readonly MessageLike[], end: number): Map<st
   return counts;
 }
 
-function memoMatches(memo: KeyMemo | undefined, threadId: string, messageId: string | null, index: number, toolCallIds: readonly string[]): memo is KeyMemo {
-  if (memo === undefined || memo.threadId !== threadId || memo.messageId !== messageId || memo.index !== index) return false;
-  if (memo.toolCallIds.length !== toolCallIds.length) return false;
-  for (let i = 0; i < toolCallIds.length; i++) if (memo.toolCallIds[i] !== toolCallIds[i]) return false;
+function callIdOf(call: ToolCallLike | undefined): string {
+  const id = call?.id;
+  return typeof id === "string" ? id : id === null || id === undefined ? "" : String(id);
+}
+
+// Called for every unsettled message of a round: compares in place, allocates nothing.
+function memoFits(memo: KeyMemo, type: "tool" | "ai", toolCallId: string, toolCalls: readonly ToolCallLike[] | undefined): boolean {
+  if (memo.type !== type) return false;
+  if (toolCalls === undefined) return memo.toolCallIds[0] === toolCallId;
+  if (memo.toolCallIds.length !== toolCalls.length) return false;
+  for (let p = 0; p < toolCalls.length; p++) if (memo.toolCallIds[p] !== callIdOf(toolCalls[p])) return false;
   return true;
 }
 
@@ -153,66 +177,85 @@ function isEntry(item: unknown): item is ArtifactEntry {
   return typeof item === "object" && item !== null && typeof (item as { handle?: unknown }).handle === "string";
 }
 
+/** Whether every key of `memo` is in the ledger; if so, remembered for the epoch. */
+function isRecorded(memo: KeyMemo, view: ThreadView): boolean {
+  if (memo.recordedIn === view.epoch) return true;
+  for (const key of memo.keys) if (!view.members.has(key)) return false;
+  memo.recordedIn = view.epoch;
+  return true;
+}
+
+/** How many leading messages are the same objects as the recorded ones of the last round. */
+function recordedPrefix(messages: readonly unknown[], view: ThreadView): number {
+  const last = view.recorded;
+  const previous = last?.messages.deref();
+  if (last === null || previous === undefined) return 0;
+  const n = Math.min(last.count, messages.length);
+  if (messages === previous) return n;
+  let i = 0;
+  while (i < n && messages[i] === previous[i]) i++;
+  return i;
+}
+
 /**
- * The keys of every tool result and tool call in `messages`, hashed in one
- * engine batch for the message objects not seen before; returns those whose
- * key is not in the ledger, in message order.
+ * The tool results and tool calls of `messages` whose keys are not in the
+ * ledger, in message order. Keys are hashed in one engine batch, only for
+ * messages the thread's view has no keys for.
  */
-function unprocessed(messages: readonly MessageLike[], threadId: string, ledger: ReadonlySet<unknown>): { results: Candidate[]; calls: Candidate[] } {
-  const results: Candidate[] = [];
-  const calls: Candidate[] = [];
+function unprocessed(messages: readonly MessageLike[], threadId: string, view: ThreadView): { results: Candidate[]; calls: Candidate[] } {
   const seeds: OccurrenceSeed[] = [];
-  const fresh: Array<[MessageLike, KeyMemo]> = [];
+  const fresh: KeyMemo[] = [];
+  const freshIds: Array<string | null> = [];
+  const open: Candidate[] = [];
   let perCallId: Map<string, number> | null = null;
-  for (let j = 0; j < messages.length; j++) {
+  let firstOpen = -1;
+  for (let j = recordedPrefix(messages, view); j < messages.length; j++) {
     const m = messages[j];
-    const type = m?.type;
-    if (type === "tool") {
-      const toolCallId = String(m.tool_call_id ?? "");
-      const messageId = messageIdOf(m);
-      // The occurrence index only names an id-less result, so counting starts
-      // at the first one (over what came before it).
+    const type = m?.type === "tool" ? "tool" : m?.type === "ai" ? "ai" : null;
+    if (type === null) continue;
+    const toolCalls = type === "ai" ? m.tool_calls : undefined;
+    if (type === "ai" && (!Array.isArray(toolCalls) || toolCalls.length === 0)) continue;
+    const toolCallId = type === "tool" ? String(m.tool_call_id ?? "") : "";
+    const messageId = messageIdOf(m);
+    let memo = messageId === null ? undefined : view.memos.get(messageId);
+    if (memo === undefined || !memoFits(memo, type, toolCallId, toolCalls)) {
       let index = 0;
-      if (messageId === null || perCallId !== null) {
+      if (type === "tool" && messageId === null) {
+        // Only an id-less result is named by its occurrence index, so the
+        // count (over everything before it) starts at the first one.
         perCallId ??= countToolCallIds(messages, j);
         index = perCallId.get(toolCallId) ?? 0;
-        perCallId.set(toolCallId, index + 1);
       }
-      if (messageId !== null) index = 0;
-      let memo = keyMemos.get(m);
-      if (!memoMatches(memo, threadId, messageId, index, [toolCallId])) {
-        memo = { threadId, messageId, index, toolCallIds: [toolCallId], keys: [] };
-        seeds.push({ kind: "result", threadId, messageId, toolCallId, index });
-        fresh.push([m, memo]);
-      } else if (ledger.has(memo.keys[0])) continue;
-      results.push({ message: m, memo, position: 0 });
-    } else if (type === "ai") {
-      const toolCalls = m.tool_calls;
-      if (!Array.isArray(toolCalls) || toolCalls.length === 0) continue;
-      const messageId = messageIdOf(m);
-      const ids = toolCalls.map((c) => String(c?.id ?? ""));
-      let memo = keyMemos.get(m);
-      if (!memoMatches(memo, threadId, messageId, 0, ids)) {
-        memo = { threadId, messageId, index: 0, toolCallIds: ids, keys: [] };
-        for (let p = 0; p < ids.length; p++) seeds.push({ kind: "call", threadId, messageId, toolCallId: ids[p], index: p });
-        fresh.push([m, memo]);
-        for (let p = 0; p < ids.length; p++) calls.push({ message: m, memo, position: p });
-      } else {
-        for (let p = 0; p < ids.length; p++) if (!ledger.has(memo.keys[p])) calls.push({ message: m, memo, position: p });
-      }
+      const ids = toolCalls === undefined ? [toolCallId] : toolCalls.map(callIdOf);
+      memo = { type, index, toolCallIds: ids, keys: [], recordedIn: null };
+      for (let p = 0; p < ids.length; p++) seeds.push({ kind: type === "tool" ? "result" : "call", threadId, messageId, toolCallId: ids[p], index: type === "tool" ? index : p });
+      fresh.push(memo);
+      freshIds.push(messageId);
     }
+    if (type === "tool" && perCallId !== null) perCallId.set(toolCallId, (perCallId.get(toolCallId) ?? 0) + 1);
+    const recorded = memo.keys.length > 0 && isRecorded(memo, view);
+    if (!recorded) open.push({ message: m, memo, position: 0 });
+    if (firstOpen === -1 && (!recorded || messageId === null)) firstOpen = j;
   }
-  if (seeds.length === 0) return { results, calls };
+  view.recorded = { messages: new WeakRef(messages), count: firstOpen === -1 ? messages.length : firstOpen };
 
-  const keys = occurrenceKeys(seeds);
-  let k = 0;
-  for (const [message, memo] of fresh) {
-    memo.keys = keys.slice(k, k + memo.toolCallIds.length);
-    k += memo.toolCallIds.length;
-    keyMemos.set(message, memo);
+  if (seeds.length > 0) {
+    const keys = occurrenceKeys(seeds);
+    let k = 0;
+    fresh.forEach((memo, i) => {
+      memo.keys = keys.slice(k, k + memo.toolCallIds.length);
+      k += memo.toolCallIds.length;
+      const id = freshIds[i];
+      if (id !== null) view.memos.set(id, memo);
+    });
   }
-  const isNew = (c: Candidate) => !ledger.has(c.memo.keys[c.position]);
-  return { results: results.filter(isNew), calls: calls.filter(isNew) };
+  const results: Candidate[] = [];
+  const calls: Candidate[] = [];
+  for (const { message, memo } of open) {
+    const into = memo.type === "tool" ? results : calls;
+    for (let p = 0; p < memo.keys.length; p++) if (!view.members.has(memo.keys[p])) into.push({ message, memo, position: p });
+  }
+  return { results, calls };
 }
 
 /**
@@ -225,13 +268,13 @@ function captureRound(
   threadId: string,
   config: ToolArtifactsConfig,
   extract: typeof extractArtifacts,
-  views: Map<string, LedgerView>,
+  views: Map<string, ThreadView>,
 ): CaptureUpdate | undefined {
   const messages = (state.messages ?? []) as readonly MessageLike[];
   const registry = Array.isArray(state.tool_artifacts) ? state.tool_artifacts : [];
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
-  const ledger = ledgerMembers(views, threadId, ledgerItems);
-  const { results, calls } = unprocessed(messages, threadId, ledger);
+  const view = threadView(views, threadId, ledgerItems);
+  const { results, calls } = unprocessed(messages, threadId, view);
 
   const captured: ArtifactEntry[] = [];
   const capturedKeys: string[] = [];
@@ -285,7 +328,7 @@ function captureRound(
     // A miss may be a handle this round could not see yet: one retry, then
     // the call is settled so an unknown handle is never scanned forever.
     const retry = RETRY_PREFIX + key.slice(CALL_PREFIX.length);
-    settled.push(!missing || ledger.has(retry) ? key : retry);
+    settled.push(!missing || view.members.has(retry) ? key : retry);
   }
 
   const artifacts: ArtifactUpdate[] = [...captured, ...consumed.values()];
@@ -311,7 +354,7 @@ function captureRound(
  */
 export function captureMiddleware(config: ToolArtifactsConfig, options: CaptureOptions = {}) {
   const extract = options.extract ?? extractArtifacts;
-  const views = new Map<string, LedgerView>();
+  const views = new Map<string, ThreadView>();
   const middleware = createMiddleware({
     name: "tool-artifacts-capture",
     stateSchema: toolArtifactsStateSchema,

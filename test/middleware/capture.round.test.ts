@@ -229,4 +229,50 @@ describe("capture round", () => {
     expect(hook(state(copies, reloaded.registry, reloaded.ledger), run)).toBeUndefined();
     expect(scans).toBe(5);
   });
+
+  it("defers to the ledger it is given: the same message objects under an older ledger are processed again", () => {
+    const hook = capture();
+    const messages = [ai("ai-1", [call("w1", { name: "a" }, "write")]), result("tm-1", "w1", "/mnt/user-data/a.txt")];
+    const first = hook(state(messages), run)!;
+    const processed = apply(state(messages), first);
+    expect(hook(processed, run)).toBeUndefined();
+    // Same objects, same array, but the state says nothing was recorded (a
+    // fork from an earlier checkpoint): capture follows the state.
+    const again = hook(state(messages), run)!;
+    expect(again.tool_artifact_processed).toEqual(first.tool_artifact_processed);
+    expect(again.tool_artifacts.filter(isEntry).map((e) => e.handle)).toEqual(first.tool_artifacts.filter(isEntry).map((e) => e.handle));
+    expect(again.tool_artifacts).toHaveLength(1);
+    // And a ledger holding only part of the keys.
+    const partial = hook(state(messages, [], [resultKey("tm-1", "w1")]), run)!;
+    expect(partial.tool_artifact_processed).toEqual([callKey("ai-1", "w1", 0)]);
+  });
+
+  it("looks again wherever the history holds other message objects than last round (as after compaction)", () => {
+    const hook = capture();
+    let s = state([ai("ai-1", [call("w1", { name: "a" }, "write")]), result("tm-1", "w1", "/mnt/user-data/a.txt")]);
+    s = apply(s, hook(s, run));
+    expect(hook(s, run)).toBeUndefined();
+    // As long as before, but other messages in the same places.
+    s = { ...s, messages: [ai("ai-2", [call("w2", { name: "b" }, "write")]), result("tm-2", "w2", "/mnt/user-data/b.txt")] };
+    const update = hook(s, run)!;
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-2", "w2"), callKey("ai-2", "w2", 0)]);
+    expect(update.tool_artifacts.filter(isEntry).map((e) => e.real_ref)).toEqual(["/mnt/user-data/b.txt"]);
+  });
+
+  it("after a reload trusts only what the reloaded ledger holds", () => {
+    const hook = capture();
+    let s = state([]);
+    for (let turn = 0; turn < 4; turn++) {
+      s.messages = [...s.messages, result(`tm-${turn}`, `w${turn}`, `/mnt/user-data/${turn}.txt`)];
+      s = apply(s, hook(s, run));
+    }
+    expect(s.tool_artifact_processed).toHaveLength(4);
+    // The same ids in new objects, and a ledger that lost one key in the middle.
+    const copies = s.messages.map((m) => result(m.id, (m as ToolMessage).tool_call_id, String(m.content)));
+    const ledger = s.tool_artifact_processed.filter((_, i) => i !== 1);
+    const update = hook(state(copies, [], ledger), run)!;
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+    expect(update.tool_artifacts.filter(isEntry).map((e) => e.real_ref)).toEqual(["/mnt/user-data/1.txt"]);
+  });
 });
+
