@@ -23,7 +23,7 @@ import { toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
-export interface CaptureState {
+interface CaptureState {
   messages?: readonly BaseMessage[] | null;
   tool_artifacts?: readonly ArtifactEntry[] | null;
   tool_artifact_processed?: readonly string[] | null;
@@ -36,7 +36,7 @@ export interface CaptureUpdate {
 }
 
 /** Where the thread id may come from, as LangChain hands it to a hook. */
-export interface CaptureRuntime {
+interface CaptureRuntime {
   configurable?: { thread_id?: unknown } | null;
   context?: { thread_id?: unknown } | null;
 }
@@ -358,8 +358,9 @@ export function captureMiddleware(config: ToolArtifactsConfig, options: CaptureO
   const middleware = createMiddleware({
     name: "tool-artifacts-capture",
     stateSchema: toolArtifactsStateSchema,
-    // Declared so LangChain hands the hook `context.thread_id` at all.
-    contextSchema: z.object({ thread_id: z.string().optional() }),
+    // Declared so LangChain hands the hook `context.thread_id` at all; any
+    // type is accepted so a host's own context never fails validation here.
+    contextSchema: z.object({ thread_id: z.unknown().optional() }),
     beforeModel: (state, runtime) => {
       if (!config.enabled) return undefined;
       const threadId = threadIdOf(runtime as CaptureRuntime);
