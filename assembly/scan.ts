@@ -254,6 +254,11 @@ function spaceRunEndScalar(text: usize, len: usize, p: usize): usize {
   return n >= 16 ? 0xffff : (1 << <i32>n) - 1;
 }
 
+/** The same for a 32-lane mask (two blocks). */
+@inline function lanes32(n: usize): i32 {
+  return n >= 32 ? -1 : (1 << <i32>n) - 1;
+}
+
 function spaceRunEndSimd(text: usize, len: usize, p: usize): usize {
   const end = text + len;
   while (p < len) {
@@ -443,14 +448,14 @@ function urlScalarFrom(text: usize, len: usize, p: usize, out: usize, n: usize, 
 }
 
 /**
- * Both passes in one SIMD sweep. Each 16-byte block is compared with "://"
+ * Both passes in one SIMD sweep. Each 16-byte block (two per step) is compared with "://"
  * (URL candidates) and with the first two bytes of up to four prefixes
  * (SANDBOX candidates; a one-byte prefix matches on its first byte alone).
  * Candidates are settled in position order; each pass keeps its own cursor,
  * so the passes stay independent. SANDBOX pairs go to `out`, URL pairs to the
  * region after the SANDBOX bound and are moved down at the end.
  * More than four prefixes, or an empty one, leave SANDBOX to the scalar pass.
- * Reads up to 16 bytes before text and 32 after text + len (see scan_text).
+ * Reads up to 16 bytes before text and 48 after text + len (see scan_text).
  * Inlined twice: `single` is a constant at each site, so the common one-prefix
  * case gets a sweep with nothing for prefixes 2-4 (fewer live vectors to spill
  * around calls).
@@ -487,22 +492,31 @@ function urlScalarFrom(text: usize, len: usize, p: usize, out: usize, n: usize, 
   let uCur: usize = 0;
   let p: usize = 0;
   while (p < len) {
-    // v2 reads up to 18 bytes on: the last blocks read into the slack, masked below
-    const v0 = v128.load(text + p);
-    const v1 = v128.load(text + p + 1);
-    const v2 = v128.load(text + p + 2);
-    const rest = len - p;
-    // "://" needs q + 2 < len; a SANDBOX match needs q + 1 < len
-    let uBits = i8x16.bitmask(v128.and(i8x16.eq(v0, colon), v128.and(i8x16.eq(v1, slash), i8x16.eq(v2, slash)))) & lanes(rest > 2 ? rest - 2 : 0);
+    // two blocks per step; v2 reads up to 34 bytes on: the last steps read into the slack, masked below
+    const a0 = v128.load(text + p);
+    const a1 = v128.load(text + p + 1);
+    const a2 = v128.load(text + p + 2);
+    const b0 = v128.load(text + p + 16);
+    const b1 = v128.load(text + p + 17);
+    const b2 = v128.load(text + p + 18);
+    let uBits = i8x16.bitmask(v128.and(i8x16.eq(a0, colon), v128.and(i8x16.eq(a1, slash), i8x16.eq(a2, slash)))) |
+      (i8x16.bitmask(v128.and(i8x16.eq(b0, colon), v128.and(i8x16.eq(b1, slash), i8x16.eq(b2, slash)))) << 16);
     let sBits = 0;
     if (simdPrefixes) {
-      let m = pairMask(v0, v1, f0, s0, w0);
+      let ma = pairMask(a0, a1, f0, s0, w0);
+      let mb = pairMask(b0, b1, f0, s0, w0);
       if (!single) {
-        if (count > 1) m = v128.or(m, pairMask(v0, v1, f1, s1, w1));
-        if (count > 2) m = v128.or(m, pairMask(v0, v1, f2, s2, w2));
-        if (count > 3) m = v128.or(m, pairMask(v0, v1, f3, s3, w3));
+        if (count > 1) { ma = v128.or(ma, pairMask(a0, a1, f1, s1, w1)); mb = v128.or(mb, pairMask(b0, b1, f1, s1, w1)); }
+        if (count > 2) { ma = v128.or(ma, pairMask(a0, a1, f2, s2, w2)); mb = v128.or(mb, pairMask(b0, b1, f2, s2, w2)); }
+        if (count > 3) { ma = v128.or(ma, pairMask(a0, a1, f3, s3, w3)); mb = v128.or(mb, pairMask(b0, b1, f3, s3, w3)); }
       }
-      sBits = i8x16.bitmask(m) & lanes(rest - 1);
+      sBits = i8x16.bitmask(ma) | (i8x16.bitmask(mb) << 16);
+    }
+    if (p + 34 > len) {
+      // "://" needs q + 2 < len; a SANDBOX match needs q + 1 < len
+      const rest = len - p;
+      uBits &= lanes32(rest > 2 ? rest - 2 : 0);
+      sBits &= lanes32(rest - 1);
     }
     // The passes are independent: settle each one's candidates in order.
     while (sBits != 0) {
@@ -523,7 +537,7 @@ function urlScalarFrom(text: usize, len: usize, p: usize, out: usize, n: usize, 
       if (re != 0) uCur = re; // the rest of this run can hold no other match
     }
     // both passes are past this point already: skip what their matches covered
-    p = max(p + 16, min(sCur, uCur));
+    p = max(p + 32, min(sCur, uCur));
   }
   const nu = load<usize>(URL_COUNT);
   memory.copy(out + (ns << 3), uOut, nu << 3);
@@ -546,7 +560,7 @@ export function scan_max_pairs(len: usize, table: usize, count: u32): usize {
  * Preconditions: text, the prefix table and its bytes, and
  * scan_max_pairs(len, table, count) * 8 bytes at `out` (4-aligned) lie in
  * reserved memory and do not overlap; 16 bytes before `text` (text >= 16) and
- * 32 after `text + len` are readable (their values are ignored: SIMD blocks
+ * 48 after `text + len` are readable (their values are ignored: SIMD blocks
  * that straddle the ends are masked). No alignment needed for `text`.
  * More than four prefixes, or an empty one, use the scalar SANDBOX pass.
  */

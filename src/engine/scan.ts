@@ -3,7 +3,7 @@
  * plain-string tool results, found by the engine in linear time over UTF-8.
  *
  * Arena layout per call, from the arena base:
- *   input bytes | 32+ bytes slack | prefix table (u32 ptr, u32 len)* | prefix bytes | output pairs
+ *   input bytes | 48+ bytes slack | prefix table (u32 ptr, u32 len)* | prefix bytes | output pairs
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
@@ -29,9 +29,9 @@ export type ScanKernel = "simd" | "scalar";
 export const DEFAULT_SANDBOX_PREFIXES: readonly string[] = Object.freeze(["/mnt/user-data/"]);
 
 const OP = "scanText";
-// Readable room after the input: the kernels' last SIMD blocks (and 4-byte
-// extension reads) run up to 32 bytes past the end and mask what they read.
-const SLACK = 32;
+// Readable room after the input: the kernels' last SIMD steps (and 4-byte
+// extension reads) run up to 34 bytes past the end and mask what they read.
+const SLACK = 48;
 const encoder = new TextEncoder();
 const DEFAULT_ENCODED: readonly Uint8Array[] = DEFAULT_SANDBOX_PREFIXES.map((p) => encoder.encode(p));
 const LONE_SURROGATE = /\p{Surrogate}/u;

@@ -178,6 +178,11 @@ describe("scanText: behaviour", () => {
     expect(refsOf(text + "md")).toEqual([text + "md"]);
   });
 
+  it("reports an arena that cannot grow as an Error naming the operation and size, then keeps working", () => {
+    expect(() => scanBytes(2 ** 32 - 8)).toThrow(/scanText could not grow memory to \d+ bytes/);
+    expect(refsOf("see /mnt/user-data/a.txt")).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
   it("does not grow engine memory when the same text is scanned again and again", () => {
     const text = bigSoup(7, 20_000);
     scanText(text);
@@ -235,9 +240,9 @@ describe("engine kernels", () => {
   it("ignores whatever lies in the slack after the input (SIMD blocks read into it)", () => {
     const garbage = fc.constantFrom("ls", "sx", "//a.md ", "md", "x/", ":", "://x.png", "data/a", "\u2000", ".json");
     fc.assert(
-      fc.property(soup(40), fc.array(garbage, { maxLength: 6 }), fc.constantFrom<ScanKernel>("simd", "scalar"), (text, junk, kernel) => {
+      fc.property(soup(40), fc.array(garbage, { maxLength: 8 }), fc.constantFrom<ScanKernel>("simd", "scalar"), (text, junk, kernel) => {
         const bytes = enc.encode(text);
-        const after = enc.encode(junk.join("")).subarray(0, 32);
+        const after = enc.encode(junk.join("")).subarray(0, 48);
         const at = scanInputPointer(bytes.length);
         const view = memoryView();
         view.set(bytes, at);
