@@ -68,7 +68,12 @@ describe("mergeToolArtifacts properties", () => {
 
   it("fresh entries survive a trim_to of their own round", () => {
     fc.assert(
-      fc.property(existingArb, fc.array(entryArb, { minLength: 1, maxLength: 100 }), fc.integer({ min: 0, max: 900 }), (existing, fresh, slack) => {
+      fc.property(existingArb, fc.array(entryArb, { minLength: 1, maxLength: 100 }), fc.integer({ min: 0, max: 900 }), (existing, candidates, slack) => {
+        // Fresh means not registered yet (capture skips registered handles); an
+        // update of an existing handle keeps its old, first-seen position.
+        const known = new Set(existing.map((e) => e.handle));
+        const fresh = candidates.filter((e) => !known.has(e.handle));
+        fc.pre(fresh.length > 0);
         const distinct = new Set(fresh.map((e) => e.handle)).size;
         const keep = Math.min(MAX_REGISTRY_ENTRIES, distinct + slack);
         const out = mergeToolArtifacts(existing, [...fresh, { op: "trim_to", keep }]);
@@ -76,7 +81,7 @@ describe("mergeToolArtifacts properties", () => {
         for (const e of fresh) expect(present.has(e.handle)).toBe(true);
         expect(out.length).toBeLessThanOrEqual(keep);
       }),
-      { numRuns: 200 },
+      { numRuns: 500 },
     );
   });
 
