@@ -32,11 +32,25 @@ export interface ScanRef {
 }
 
 /** Label a reference for people and models: its last path segment, without
- * query or fragment; the whole reference when that segment is empty. */
+ * query or fragment; the whole reference when that segment is empty or is only
+ * a URL scheme. Char-code loops: this runs once per captured reference. */
 export function displayName(ref: string): string {
-  const cut = ref.search(/[?#]/);
-  const path = cut === -1 ? ref : ref.slice(0, cut);
-  const trimmed = path.replace(/[\\/]+$/, "");
-  const seg = trimmed.slice(Math.max(trimmed.lastIndexOf("/"), trimmed.lastIndexOf("\\")) + 1);
-  return seg === "" || /^[a-z][a-z0-9+.-]*:$/i.test(seg) ? ref : seg;
+  let end = ref.length;
+  for (let i = 0; i < ref.length; i++) {
+    const c = ref.charCodeAt(i);
+    if (c === 0x3f /* ? */ || c === 0x23 /* # */) {
+      end = i;
+      break;
+    }
+  }
+  while (end > 0 && isSeparator(ref.charCodeAt(end - 1))) end--;
+  let start = end;
+  while (start > 0 && !isSeparator(ref.charCodeAt(start - 1))) start--;
+  if (start === end) return ref;
+  const seg = ref.slice(start, end);
+  return ref.charCodeAt(end - 1) === 0x3a /* : */ && /^[a-z][a-z0-9+.-]*:$/i.test(seg) ? ref : seg;
+}
+
+function isSeparator(c: number): boolean {
+  return c === 0x2f /* / */ || c === 0x5c /* \ */;
 }
