@@ -10,6 +10,27 @@
  * the free-text scanner live in the engine facades; this file only reads the
  * message shapes and numbers the results.
  *
+ * Two rules go beyond DESIGN's letter, so that JSON is never scanned as prose
+ * (which registers junk such as `/mnt/user-data/in/data.csv","size":1234`):
+ *
+ * - **JSON block content.** Plain-string content that is the JSON of one
+ *   content block of a type read here (`text`, `file`, `image`, `image_url`),
+ *   or of a non-empty list of such blocks, is read as those blocks: their text
+ *   is scanned as text, their `structuredContent` is a structured source (in
+ *   §4 order, after the artifact), their URLs are block references.
+ *   @langchain/core stringifies a lone block that way: with
+ *   @langchain/mcp-adapters 1.1.4, an MCP result of one text block plus
+ *   `structuredContent` arrives as that block's JSON.
+ * - **Structured mirror.** A text (plain-string content, a text block's text
+ *   or a string item) that is the JSON of the result's structured payload (it
+ *   parses to a value whose `JSON.stringify` equals the payload's) is not
+ *   scanned. The MCP spec asks servers to mirror `structuredContent` as such a
+ *   text; its references come from the structured source, or are rejected with
+ *   it when the payload is over budget. A mirror of any other value is scanned.
+ *
+ * Both parse only a text whose first non-blank character is `{` or `[` and
+ * that is at most 1 MiB (2^20 UTF-16 units); a longer text is scanned as is.
+ *
  * Total on the message: odd input (null content, numbers, cyclic objects,
  * throwing getters, revoked proxies, huge strings, lone surrogates) yields
  * fewer entries, never an exception. Only a bad `threadId`/`callIndex` (a
@@ -45,13 +66,11 @@ export interface ExtractOptions {
 }
 
 const MAX_REF_BYTES = 4096;
-
-interface Found {
-  type: ArtifactType;
-  ref: string;
-  display?: string;
-  mime?: string;
-}
+/** Longest text (UTF-16 units) the two JSON rules parse. */
+const MAX_JSON_TEXT = 1 << 20;
+/** The block types read here: the only ones a JSON string content is taken as. */
+const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "file", "image", "image_url"]);
+const NOT_JSON = Symbol("not JSON");
 
 /** Property read that survives throwing getters and revoked proxies. */
 function read(value: unknown, key: string): unknown {
@@ -81,6 +100,83 @@ function withinRefBytes(ref: string): boolean {
   return ref.length * 3 <= MAX_REF_BYTES || Buffer.byteLength(ref, "utf8") <= MAX_REF_BYTES;
 }
 
+/**
+ * displayName(ref) without its RegExps for the usual shape: a non-empty last
+ * segment, no query, fragment or backslash, no trailing colon (a scheme-only
+ * segment). Everything else goes to displayName itself.
+ */
+function display(ref: string): string {
+  const last = ref.length - 1;
+  const slash = ref.lastIndexOf("/");
+  if (slash < last && ref.charCodeAt(last) !== 0x3a && ref.indexOf("?") < 0 && ref.indexOf("#") < 0 && ref.indexOf("\\") < 0) {
+    return ref.slice(slash + 1);
+  }
+  return displayName(ref);
+}
+
+/** JSON.parse(text) for a text that may be a JSON object or array, NOT_JSON otherwise. */
+function parseJsonText(text: string): unknown {
+  if (text.length > MAX_JSON_TEXT) return NOT_JSON;
+  // JSON's own blanks; any other leading character fails JSON.parse anyway.
+  let i = 0;
+  let c = text.charCodeAt(0);
+  while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i);
+  if (c !== 0x7b && c !== 0x5b) return NOT_JSON;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
+/** Parsed JSON has no getters or proxies: plain property reads are safe. */
+const isBlock = (v: unknown): boolean => isObject(v) && !Array.isArray(v) && BLOCK_TYPES.has((v as { type?: unknown }).type);
+
+/** The JSON block content rule: the blocks a plain-string content is the JSON of, if any. */
+function jsonBlocks(content: string): unknown[] | undefined {
+  const value = parseJsonText(content);
+  if (isBlock(value)) return [value];
+  if (Array.isArray(value) && value.length > 0 && value.every(isBlock)) return value;
+  return undefined;
+}
+
+const TOO_LONG = new Error("longer than the text it is compared with");
+
+/**
+ * JSON.stringify(payload) when it is at most `limit` characters long, else
+ * undefined (also when it throws). The replacer returns each value unchanged,
+ * so the text is JSON.stringify's; it counts a lower bound of what each value
+ * writes and stops an oversized payload early (10^7 nodes, 100 MB strings).
+ */
+function stringifyAtMost(payload: unknown, limit: number): string | undefined {
+  let left = limit;
+  function replacer(this: unknown, key: string, value: unknown): unknown {
+    const written = typeof value === "string" ? value.length : 1;
+    if (Array.isArray(this)) left -= written; // an omitted item still writes null
+    else if (value !== undefined && typeof value !== "function" && typeof value !== "symbol") left -= key.length + written;
+    if (left < 0) throw TOO_LONG;
+    return value;
+  }
+  try {
+    return JSON.stringify(payload, replacer);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The structured mirror rule: `text` is the JSON of `payload` (in any layout). */
+function isMirror(text: string, payload: unknown): boolean {
+  const value = parseJsonText(text);
+  if (value === NOT_JSON) return false;
+  let json: string;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    return false; // nested too deep for the stack: a payload within the walk's budget is not
+  }
+  return stringifyAtMost(payload, json.length) === json;
+}
+
 /** The first structured payload present, in DESIGN §4 source order. */
 function structuredPayload(artifact: unknown, blocks: unknown[] | undefined): unknown {
   const artifactItems = items(artifact);
@@ -104,7 +200,46 @@ function structuredPayload(artifact: unknown, blocks: unknown[] | undefined): un
   return undefined;
 }
 
-function structuredRefs(payload: unknown, toolName: string, out: Found[]): void {
+/** One result's entries as they are found: each reference once, handles filled in at the end. */
+class Entries {
+  readonly list: ArtifactEntry[] = [];
+  private readonly seen = new Set<string>();
+  private createdAt: string | undefined;
+
+  constructor(
+    private readonly toolName: string,
+    private readonly toolCallId: string,
+    private readonly callIndex: number,
+    private readonly clock: Pick<ExtractOptions, "now">,
+    /** Free-text options; `scan` false skips texts entirely. */
+    readonly scan: boolean,
+    readonly prefixes: readonly string[] | undefined,
+    /** The structured payload of the result, if any (for the mirror rule). */
+    readonly payload: unknown,
+  ) {}
+
+  add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
+    if (this.seen.has(ref)) return;
+    this.seen.add(ref);
+    this.createdAt ??= this.clock.now ? this.clock.now() : new Date().toISOString();
+    // Keys in ArtifactEntry's order, so serialized entries read the same
+    // everywhere; the handle is a placeholder until all ordinals are known.
+    const entry = {
+      handle: "",
+      tool_name: this.toolName,
+      tool_call_id: this.toolCallId,
+      call_index: this.callIndex,
+      artifact_type: type,
+      display_name: label ?? display(ref),
+      real_ref: ref,
+    } as ArtifactEntry;
+    if (mime) entry.mime_type = mime;
+    entry.created_at = this.createdAt;
+    this.list.push(entry);
+  }
+}
+
+function structuredRefs(payload: unknown, out: Entries, toolName: string): void {
   let walk;
   try {
     walk = walkStructured(payload);
@@ -112,57 +247,59 @@ function structuredRefs(payload: unknown, toolName: string, out: Found[]): void 
     return; // an engine failure drops this source only, like a rejected payload
   }
   if (walk.status !== "ok") return;
-  for (const r of walk.refs) out.push({ type: r.type, ref: r.ref });
-  if (walk.data !== undefined) out.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
+  for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
+  if (walk.data !== undefined) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
 
-function textRefs(text: string, prefixes: readonly string[] | undefined, out: Found[]): void {
+function textRefs(text: string, out: Entries): void {
+  if (!out.scan) return;
+  if (out.payload !== undefined && isMirror(text, out.payload)) return;
   let refs;
   try {
-    refs = scanText(text, prefixes === undefined ? undefined : { sandboxPrefixes: prefixes });
+    refs = scanText(text, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
   } catch (error) {
     if (error instanceof TypeError) throw error; // a bad sandbox prefix: the caller's bug, not odd data
     return; // the engine could not take this text (memory): it adds nothing
   }
-  for (const r of refs) if (withinRefBytes(r.ref)) out.push({ type: "file", ref: r.ref, display: r.display });
+  for (const r of refs) if (withinRefBytes(r.ref)) out.add("file", r.ref, r.display, undefined);
 }
 
 /** A url-carrying file/image block in any shape DESIGN §4 lists; base64/text/id blocks give none. */
-function blockRef(block: object, type: unknown): Found | undefined {
+function blockRef(block: object, type: unknown, out: Entries): void {
+  let kind: ArtifactType = "image";
+  let ref: unknown;
+  let mime: string | undefined;
   if (type === "image_url") {
     const inner = read(block, "image_url");
-    const ref = typeof inner === "string" ? inner : asString(read(inner, "url"));
-    return ref === undefined ? undefined : { type: "image", ref };
+    ref = typeof inner === "string" ? inner : read(inner, "url");
+  } else {
+    const sourceType = read(block, "source_type");
+    if (sourceType !== undefined && sourceType !== "url") return;
+    if (type === "file") kind = "file";
+    ref = read(block, "url");
+    if (typeof ref === "string") mime = asString(read(block, "mimeType")) ?? asString(read(block, "mime_type"));
+    else {
+      const source = read(block, "source");
+      ref = read(source, "url");
+      mime = asString(read(source, "mime_type")) ?? asString(read(source, "mimeType"));
+    }
   }
-  const sourceType = read(block, "source_type");
-  if (sourceType !== undefined && sourceType !== "url") return undefined;
-  const kind: ArtifactType = type === "image" ? "image" : "file";
-  const url = read(block, "url");
-  if (typeof url === "string") {
-    return { type: kind, ref: url, mime: asString(read(block, "mimeType")) ?? asString(read(block, "mime_type")) };
-  }
-  const source = read(block, "source");
-  const sourceUrl = read(source, "url");
-  if (typeof sourceUrl === "string") {
-    return { type: kind, ref: sourceUrl, mime: asString(read(source, "mime_type")) ?? asString(read(source, "mimeType")) };
-  }
-  return undefined;
+  if (typeof ref === "string" && isReference(ref)) out.add(kind, ref, undefined, mime);
 }
 
-function blockRefs(blocks: unknown[], scan: boolean, prefixes: readonly string[] | undefined, out: Found[]): void {
+function blockRefs(blocks: unknown[], out: Entries): void {
   for (const block of blocks) {
     if (typeof block === "string") {
-      if (scan) textRefs(block, prefixes, out);
+      textRefs(block, out);
       continue;
     }
     if (!isObject(block)) continue;
     const type = read(block, "type");
     if (type === "text") {
       const text = read(block, "text");
-      if (scan && typeof text === "string") textRefs(text, prefixes, out);
+      if (typeof text === "string") textRefs(text, out);
     } else if (type === "file" || type === "image" || type === "image_url") {
-      const found = blockRef(block, type);
-      if (found && isReference(found.ref)) out.push(found);
+      blockRef(block, type, out);
     }
   }
 }
@@ -200,40 +337,20 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const occurrenceId = asString(read(message, "id"));
   const content = read(message, "content");
 
-  const blocks = items(content);
-  const scan = options.detectRefsInText ?? true;
-
-  const found: Found[] = [];
+  const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);
-  if (payload !== undefined) structuredRefs(payload, toolName, found);
-  if (typeof content === "string") {
-    if (scan) textRefs(content, options.sandboxPrefixes, found);
-  } else if (blocks) blockRefs(blocks, scan, options.sandboxPrefixes, found);
-  if (found.length === 0) return [];
+  const out = new Entries(toolName, toolCallId, callIndex, options, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
+  if (payload !== undefined) structuredRefs(payload, out, toolName);
+  if (blocks) blockRefs(blocks, out);
+  else if (typeof content === "string") textRefs(content, out);
 
-  const kept: Found[] = [];
-  const seen = new Set<string>();
-  for (const f of found) {
-    if (seen.has(f.ref)) continue;
-    seen.add(f.ref);
-    kept.push(f);
-  }
+  const entries = out.list;
+  const { threadId } = options;
   // One entry (the common case) takes the engine's single-hash fast path; more go in one batch.
-  const handles =
-    kept.length === 1
-      ? [generateHandle(options.threadId, toolCallId, callIndex, 0, occurrenceId)]
-      : generateHandles(kept.map((_, ordinal): HandleSeed => ({ threadId: options.threadId, toolCallId, callIndex, ordinal, occurrenceId })));
-  const createdAt = options.now ? options.now() : new Date().toISOString();
-  // Keys in ArtifactEntry's order, so serialized entries read the same everywhere.
-  return kept.map((f, i) => ({
-    handle: handles[i],
-    tool_name: toolName,
-    tool_call_id: toolCallId,
-    call_index: callIndex,
-    artifact_type: f.type,
-    display_name: f.display ?? displayName(f.ref),
-    real_ref: f.ref,
-    ...(f.mime ? { mime_type: f.mime } : {}),
-    created_at: createdAt,
-  }));
+  if (entries.length === 1) entries[0].handle = generateHandle(threadId, toolCallId, callIndex, 0, occurrenceId);
+  else if (entries.length > 1) {
+    const handles = generateHandles(entries.map((_, ordinal): HandleSeed => ({ threadId, toolCallId, callIndex, ordinal, occurrenceId })));
+    for (let i = 0; i < entries.length; i++) entries[i].handle = handles[i];
+  }
+  return entries;
 }

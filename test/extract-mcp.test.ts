@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ToolMessage } from "@langchain/core/messages";
 import { extractArtifacts } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
-import { scanText } from "../src/engine/scan.js";
 import type { ArtifactEntry } from "../src/types.js";
 import { FIXTURE } from "./fixtures/mcp-server.js";
 import { connectFixtureMcp, type FixtureMcp } from "./support/mcp.js";
@@ -55,16 +54,34 @@ describe.each([
     expect(summary(entries)).toEqual(structuredOnly);
     expect(entries.map((e) => e.handle)).toEqual(structuredOnly.map((_, i) => generateHandle(THREAD, "call_render_report", 0, i)));
     expect(entries.every((e) => e.tool_name === "render_report" && e.tool_call_id === "call_render_report")).toBe(true);
+    // Scanning text adds nothing: the block's prose holds no reference.
+    expect(extract(m)).toEqual(entries);
   });
 
-  it("a lone text block with structuredContent arrives as a JSON string and is scanned as text after the structured entries", async () => {
+  it("a lone text block with structuredContent arrives as its JSON string and is read as that block", async () => {
     // mcp-adapters 1.1.4 returns that block as an object, not an array, so
-    // @langchain/core stringifies it into the ToolMessage content.
-    const m = await mcp.call("render_report");
+    // @langchain/core stringifies it into the ToolMessage content. Scanned as
+    // prose, that JSON would register `…/data.csv","size":1234`.
+    const m = await mcp.call("stat_file", { path: "/mnt/user-data/in/data.csv" });
     expect(typeof m.content).toBe("string");
-    const structuredRefs = extract(m, false).map((e) => e.real_ref);
-    const textRefs = scanText(m.content).map((r) => r.ref).filter((r) => !structuredRefs.includes(r));
-    expect(extract(m).map((e) => e.real_ref)).toEqual([...structuredRefs, ...textRefs]);
+    expect(m.content).toContain('"structuredContent"');
+    expect(summary(extract(m))).toEqual([["file", "/mnt/user-data/in/data.csv", "data.csv", null]]);
+  });
+
+  it("the same block without an artifact still gives its structuredContent", async () => {
+    const m = await mcp.call("stat_file", { path: "/mnt/user-data/in/data.csv" });
+    const withoutArtifact = { content: m.content, tool_call_id: m.tool_call_id, name: m.name, id: m.id };
+    expect(extract(withoutArtifact as ToolMessage, false)).toEqual(extract(m, false));
+  });
+
+  it("a text block mirroring structuredContent as JSON (the MCP spec's advice) is not scanned", async () => {
+    const m = await mcp.call("export_table");
+    const s = FIXTURE.export_table.structured;
+    expect(summary(extract(m))).toEqual([
+      ["file", s.path, "export.csv", null],
+      ["file", s.url, "export.csv", null],
+      ["task", s.job_id, s.job_id, null],
+    ]);
   });
 
   it("a resource_link becomes a file entry with its MIME type", async () => {
@@ -118,5 +135,13 @@ describe.each([
 
   it("no tool result ever yields blob, base64 or data: content", async () => {
     for (const tool of mcp.tools) expectNoEmbeddedPayload(extract(await mcp.call(tool.name, { path: "/x" })));
+  });
+
+  it("no tool result yields a reference cut out of JSON", async () => {
+    for (const tool of mcp.tools) {
+      for (const e of extract(await mcp.call(tool.name, { path: "/mnt/user-data/in/data.csv" }))) {
+        if (e.artifact_type !== "data") expect(e.real_ref, tool.name).not.toMatch(/["{}]/);
+      }
+    }
   });
 });

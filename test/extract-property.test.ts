@@ -157,9 +157,18 @@ const artifact = fc.oneof(
     maxLength: 3,
   }),
 );
+/** String content that is JSON: of one block, of a list of blocks (handled or not), after JSON blanks. */
+const jsonContent = fc
+  .tuple(fc.constantFrom("", " ", "\n\t "), fc.oneof(block, fc.array(block, { maxLength: 4 })))
+  .map(([blank, v]) => blank + (JSON.stringify(v) ?? ""));
 const message = fc.record(
   {
-    content: fc.oneof({ weight: 2, arbitrary: someText }, { weight: 3, arbitrary: fc.array(block, { minLength: 1, maxLength: 6 }) }, fc.constant(null)),
+    content: fc.oneof(
+      { weight: 2, arbitrary: someText },
+      { weight: 3, arbitrary: fc.array(block, { minLength: 1, maxLength: 6 }) },
+      jsonContent,
+      fc.constant(null),
+    ),
     tool_call_id: fc.oneof(fc.string({ maxLength: 8 }), fc.constant(undefined)),
     name: fc.constantFrom("render", "", undefined),
     status: fc.constantFrom(undefined, "success", "success", "success", "error"),
@@ -168,6 +177,34 @@ const message = fc.record(
   },
   { requiredKeys: [] },
 );
+/**
+ * A result whose text is the JSON of its structured payload (or of another
+ * one), in some layout, as plain content, a text block, a string item or the
+ * text of a block given as JSON string content.
+ */
+const scannablePayload = fc.tuple(refPiece, refLike, payload).map(([note, path, more]) => ({ note, path, more }));
+const mirrorMessage = fc
+  .tuple(
+    fc.oneof(payload, scannablePayload),
+    fc.oneof(payload, scannablePayload),
+    fc.boolean(),
+    fc.constantFrom<[unknown, unknown]>([undefined, undefined], [null, 2], [null, "\t"]),
+    fc.constantFrom("content", "block", "item", "blockJson"),
+    fc.constantFrom("python", "mcp", "block"),
+  )
+  .map(([p, other, same, [replacer, space], where, source]) => {
+    const text = JSON.stringify(same ? p : other, replacer as null, space as number) ?? "";
+    const structuredContent = source === "block" ? p : undefined;
+    const artifact = source === "python" ? { structured_content: p } : source === "mcp" ? [{ type: "mcp_structured_content", data: p }] : undefined;
+    const content =
+      where === "content" ? text
+      : where === "item" ? [text, { type: "text", text: "x", structuredContent }]
+      : where === "block" ? [{ type: "text", text, structuredContent }]
+      : JSON.stringify({ type: "text", text, structuredContent });
+    return { tool_call_id: "c", name: "render", content, artifact } as ToolMessageLike;
+  });
+const anyMessage = fc.oneof({ weight: 3, arbitrary: message }, mirrorMessage);
+
 const options = fc.record({
   threadId: fc.string({ minLength: 1, maxLength: 8 }),
   callIndex: fc.option(fc.nat(5), { nil: undefined }),
@@ -178,10 +215,24 @@ const options = fc.record({
 const withNow = (o: Omit<ExtractOptions, "now">): ExtractOptions => ({ ...o, now: () => NOW });
 const run = (m: unknown, o: Omit<ExtractOptions, "now">) => extractArtifacts(m as ToolMessageLike, withNow(o));
 
-/** The texts free-text scanning sees in this message under these options. */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function stringsIn(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) stringsIn(v, out);
+  return out;
+}
+
+/** The texts free-text scanning may see in this message under these options. */
 function textsOf(m: ToolMessageLike, o: Omit<ExtractOptions, "now">): string[] {
   if (o.detectRefsInText === false) return [];
-  if (typeof m.content === "string") return [m.content];
+  if (typeof m.content === "string") return [m.content, ...stringsIn(parseOrUndefined(m.content))];
   if (!Array.isArray(m.content)) return [];
   return m.content.flatMap((b) => (typeof b === "string" ? [b] : b?.type === "text" && typeof b.text === "string" ? [b.text] : []));
 }
@@ -189,7 +240,7 @@ function textsOf(m: ToolMessageLike, o: Omit<ExtractOptions, "now">): string[] {
 describe("extraction properties", () => {
   it("equals the RegExp + JSON.stringify oracle", () => {
     fc.assert(
-      fc.property(message, options, (m, o) => {
+      fc.property(anyMessage, options, (m, o) => {
         expect(run(m, o)).toEqual(baselineExtractArtifacts(m, withNow(o)));
       }),
       RUNS,
@@ -209,7 +260,7 @@ describe("extraction properties", () => {
 
   it("is deterministic", () => {
     fc.assert(
-      fc.property(message, options, (m, o) => {
+      fc.property(anyMessage, options, (m, o) => {
         expect(run(m, o)).toEqual(run(m, o));
       }),
       RUNS,
@@ -218,7 +269,7 @@ describe("extraction properties", () => {
 
   it("gives unique handles and unique references within a result", () => {
     fc.assert(
-      fc.property(message, options, (m, o) => {
+      fc.property(anyMessage, options, (m, o) => {
         const entries = run(m, o);
         expect(new Set(entries.map((e) => e.handle)).size).toBe(entries.length);
         expect(new Set(entries.map((e) => e.real_ref)).size).toBe(entries.length);
@@ -229,7 +280,7 @@ describe("extraction properties", () => {
 
   it("keeps only references that pass the gates", () => {
     fc.assert(
-      fc.property(message, options, (m, o) => {
+      fc.property(anyMessage, options, (m, o) => {
         const scanned = new Set(textsOf(m, o).flatMap((t) => scanText(t, { sandboxPrefixes: o.sandboxPrefixes }).map((r) => r.ref)));
         for (const e of run(m, o)) {
           expect(Buffer.byteLength(e.real_ref, "utf8")).toBeLessThanOrEqual(4096);

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ToolMessage } from "@langchain/core/messages";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
+import { scanText } from "../src/engine/scan.js";
 import type { ArtifactEntry } from "../src/types.js";
 
 const NOW = "2025-01-02T03:04:05.000Z";
@@ -429,6 +430,165 @@ describe("content blocks", () => {
   });
 });
 
+describe("JSON block content (beyond DESIGN's letter)", () => {
+  const textBlock = { type: "text", text: "wrote /mnt/user-data/a.txt: 3 bytes", structuredContent: { path: "/mnt/user-data/b.txt", size: 3 } };
+
+  it("string content that is one text block's JSON is read as that block", () => {
+    const e = extract({ content: JSON.stringify(textBlock) });
+    expect(refs(e)).toEqual(["/mnt/user-data/b.txt", "/mnt/user-data/a.txt"]);
+  });
+
+  it("the artifact stays the first structured source; the block's structuredContent is not walked then", () => {
+    const m = { content: JSON.stringify(textBlock), artifact: [{ type: "mcp_structured_content", data: { path: "/srv/first" } }] };
+    expect(refs(extract(m))).toEqual(["/srv/first", "/mnt/user-data/a.txt"]);
+  });
+
+  it("string content that is a file block's JSON gives a block reference with its MIME type", () => {
+    const [e, ...rest] = extract({ content: JSON.stringify({ type: "file", url: "https://x.io/a.pdf", mimeType: "application/pdf" }) });
+    expect(rest).toEqual([]);
+    expect([e.artifact_type, e.real_ref, e.mime_type]).toEqual(["file", "https://x.io/a.pdf", "application/pdf"]);
+  });
+
+  it("string content that is a list of handled blocks is read block by block", () => {
+    const content = JSON.stringify([
+      { type: "image_url", image_url: { url: "https://x.io/1.png" } },
+      { type: "text", text: "see /mnt/user-data/2.txt" },
+      { type: "image", url: "data:image/png;base64,AAAA" },
+    ]);
+    expect(refs(extract({ content }))).toEqual(["https://x.io/1.png", "/mnt/user-data/2.txt"]);
+  });
+
+  it("leading JSON blanks are allowed", () => {
+    expect(refs(extract({ content: ` \n\t\r${JSON.stringify(textBlock)}` }))).toEqual(["/mnt/user-data/b.txt", "/mnt/user-data/a.txt"]);
+  });
+
+  it("with detectRefsInText false the block's structured and URL references are still read", () => {
+    expect(refs(extract({ content: JSON.stringify(textBlock) }, { detectRefsInText: false }))).toEqual(["/mnt/user-data/b.txt"]);
+  });
+
+  it.each([
+    ["an object without a type", { path: "/mnt/user-data/a.csv", size: 3 }],
+    ["a block type not read here", { type: "resource", text: "/mnt/user-data/a.csv", uri: "https://x.io/r" }],
+    ["a non-string type", { type: ["text"], text: "/mnt/user-data/a.csv" }],
+    ["a list mixing a handled and an unhandled block", [{ type: "text", text: "x" }, { type: "audio", url: "/mnt/user-data/a.mp3" }]],
+    ["a list holding a string", [{ type: "text", text: "x" }, "/mnt/user-data/a.csv"]],
+    ["an empty list", []],
+  ])("JSON of %s is scanned as text", (_, value) => {
+    const content = JSON.stringify(value);
+    expect(refs(extract({ content }))).toEqual(scanText(content).map((r) => r.ref));
+  });
+
+  it("invalid JSON that starts like an object is scanned as text", () => {
+    expect(refs(extract({ content: '{"type":"text","text":"/mnt/user-data/a.txt"' }))).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
+  it("only plain-string content is parsed, not the text of a text block", () => {
+    const text = JSON.stringify({ type: "file", url: "https://x.io/a.pdf", mimeType: "application/pdf" });
+    const [e, ...rest] = extract(blocks({ type: "text", text }));
+    expect(rest).toEqual([]);
+    expect([e.real_ref, e.mime_type]).toEqual(["https://x.io/a.pdf", undefined]); // found by the scan, not read as a block
+  });
+
+  /** A text block's JSON of exactly `units` UTF-16 units whose structuredContent holds "/s". */
+  const blockOfUnits = (units: number) => {
+    const bare = JSON.stringify({ type: "text", text: "", structuredContent: { path: "/s" } });
+    return JSON.stringify({ type: "text", text: "x".repeat(units - bare.length), structuredContent: { path: "/s" } });
+  };
+
+  it("string content of exactly 1 MiB is parsed", () => {
+    const content = blockOfUnits(2 ** 20);
+    expect(content).toHaveLength(2 ** 20);
+    expect(refs(extract({ content }))).toEqual(["/s"]);
+  });
+
+  it("string content over 1 MiB is scanned as text, never parsed", () => {
+    const content = blockOfUnits(2 ** 20 + 1);
+    expect(content).toHaveLength(2 ** 20 + 1);
+    expect(refs(extract({ content }))).toEqual([]);
+  });
+});
+
+describe("structured mirror texts (beyond DESIGN's letter)", () => {
+  const payload = { path: "/mnt/user-data/a.csv", size: 3, note: "also /mnt/user-data/notes.txt" };
+  const mirror = JSON.stringify(payload);
+  const withPayload = (content: unknown) => ({ tool_call_id: "c", content, artifact: { structured_content: payload } });
+
+  it("a text block mirroring the structured payload is not scanned", () => {
+    expect(refs(extract(withPayload([{ type: "text", text: mirror }])))).toEqual(["/mnt/user-data/a.csv"]);
+  });
+
+  it("plain-string content and string items mirroring it are not scanned either", () => {
+    expect(refs(extract(withPayload(mirror)))).toEqual(["/mnt/user-data/a.csv"]);
+    expect(refs(extract(withPayload([mirror])))).toEqual(["/mnt/user-data/a.csv"]);
+  });
+
+  it("a mirror in any JSON layout counts (indented, Python's separators)", () => {
+    const python = '{"path": "/mnt/user-data/a.csv", "size": 3, "note": "also /mnt/user-data/notes.txt"}';
+    for (const text of [JSON.stringify(payload, null, 2), python]) {
+      expect(refs(extract(withPayload([{ type: "text", text }])))).toEqual(["/mnt/user-data/a.csv"]);
+    }
+  });
+
+  it("a mirror of the structuredContent on its own block counts", () => {
+    expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv"]);
+  });
+
+  it("a mirror of an over-budget payload is rejected with it", () => {
+    const big = { path: "/mnt/user-data/a.csv", pad: new Array(1100).fill(0) };
+    const m = { content: [{ type: "text", text: JSON.stringify(big) }], artifact: { structured_content: big } };
+    expect(extract(m)).toEqual([]);
+  });
+
+  it("checking a mirror reads no more of the payload than the text's length allows", () => {
+    let reads = 0;
+    const counted = { get v() { reads++; return 0; } };
+    const payload = new Array(100_000).fill(counted);
+    const m = { content: [{ type: "text", text: "[0, 0]" }], artifact: { structured_content: payload } };
+    expect(extract(m)).toEqual([]);
+    // The walk stops at its node budget; the mirror check at the text's two items.
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThan(2 * 1024);
+  });
+
+  it("JSON of a different payload is scanned", () => {
+    const other = JSON.stringify({ ...payload, size: 4 });
+    expect(refs(extract(withPayload([{ type: "text", text: other }])))).toEqual([
+      "/mnt/user-data/a.csv",
+      ...scanText(other).map((r) => r.ref),
+    ]);
+  });
+
+  it("the same members in another order are not a mirror (JSON.stringify differs)", () => {
+    const reordered = JSON.stringify({ note: payload.note, size: 3, path: payload.path });
+    expect(refs(extract(withPayload([{ type: "text", text: reordered }])))).toEqual([
+      "/mnt/user-data/a.csv",
+      ...scanText(reordered).map((r) => r.ref),
+    ]);
+  });
+
+  it("JSON text is scanned when the result has no structured payload", () => {
+    expect(refs(extract(blocks({ type: "text", text: mirror })))).toEqual(scanText(mirror).map((r) => r.ref));
+  });
+
+  /** A payload without known keys whose mirror is exactly `units` UTF-16 units. */
+  const padded = (units: number) => {
+    const bare = JSON.stringify({ pad: "", note: "/mnt/user-data/n.txt" });
+    return { pad: "x".repeat(units - bare.length), note: "/mnt/user-data/n.txt" };
+  };
+
+  it("a mirror of exactly 1 MiB is not scanned", () => {
+    const p = padded(2 ** 20);
+    expect(JSON.stringify(p)).toHaveLength(2 ** 20);
+    expect(extract({ content: [{ type: "text", text: JSON.stringify(p) }], artifact: { structured_content: p } })).toEqual([]);
+  });
+
+  it("a mirror over 1 MiB is scanned as text", () => {
+    const p = padded(2 ** 20 + 1);
+    const m = { content: [{ type: "text", text: JSON.stringify(p) }], artifact: { structured_content: p } };
+    expect(refs(extract(m))).toEqual(["/mnt/user-data/n.txt"]);
+  });
+});
+
 describe("order, ordinals and de-duplication", () => {
   it("structured first, then blocks in order; ordinals count kept entries", () => {
     const m = {
@@ -544,6 +704,13 @@ describe("totality on odd input", () => {
     expect(refs(e).slice(0, 2)).toEqual(["/a\ud800b", "j\udc00"]);
     expect(e).toHaveLength(3);
     expect(e[2].real_ref.startsWith("/mnt/user-data/x")).toBe(true);
+  });
+
+  it("JSON text nested deeper than the stack is harmless as content and as a mirror candidate", () => {
+    const deep = "[".repeat(200_000) + "]".repeat(200_000);
+    expect(extract({ content: deep })).toEqual([]);
+    expect(refs(extract({ content: [{ type: "text", text: deep }], artifact: { structured_content: { path: "/a" } } }))).toEqual(["/a"]);
+    expect(refs(extract({ content: deep, artifact: { structured_content: { path: "/a" } } }))).toEqual(["/a"]);
   });
 
   it("a 32 MB text is scanned to the end", () => {

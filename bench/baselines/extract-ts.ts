@@ -8,6 +8,11 @@
  * src/extract.ts on purpose (an oracle that shares the code it checks proves
  * nothing). It serializes an oversized payload in full before rejecting it and
  * inherits the quadratic URL RegExp: never use it in the library.
+ *
+ * It follows extractArtifacts' two JSON rules (see src/extract.ts): string
+ * content that is the JSON of a handled block (or a list of them) is read as
+ * those blocks, and a text that is the JSON mirror of the structured payload
+ * is not scanned.
  */
 import { createHash } from "node:crypto";
 import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
@@ -21,6 +26,8 @@ const MAX_REF_BYTES = 4096;
 const MAX_NODES = 1024;
 const MAX_LEVELS = 32;
 const MAX_TASK_CHARS = 256;
+const MAX_JSON_TEXT = 2 ** 20;
+const BLOCK_TYPES = ["text", "file", "image", "image_url"];
 const FILE_KEYS = new Set(["file", "files", "file_path", "path", "url", "urls"]);
 const TASK_KEYS = new Set(["task_id", "job_id"]);
 
@@ -122,6 +129,41 @@ function walkPayload(payload: unknown, toolName: string): Found[] {
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+/** JSON.parse(text) when the trimmed text starts like an object or array and is at most 1 MiB; else undefined. */
+function parseObjectOrArray(text: string): { value: unknown } | undefined {
+  if (text.length > MAX_JSON_TEXT) return undefined;
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) return undefined;
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+const isHandledBlock = (v: unknown) => isObject(v) && !Array.isArray(v) && typeof v.type === "string" && BLOCK_TYPES.includes(v.type);
+
+/** String content that is the JSON of one handled block, or of a non-empty list of them, as those blocks. */
+function contentBlocks(content: unknown): unknown {
+  if (typeof content !== "string") return content;
+  const parsed = parseObjectOrArray(content);
+  if (parsed === undefined) return content;
+  if (isHandledBlock(parsed.value)) return [parsed.value];
+  if (Array.isArray(parsed.value) && parsed.value.length > 0 && parsed.value.every(isHandledBlock)) return parsed.value;
+  return content;
+}
+
+/** Whether `text` is the JSON of `payload` (JSON.stringify of both agree). */
+function isJsonMirror(text: string, payload: unknown): boolean {
+  const parsed = parseObjectOrArray(text);
+  if (parsed === undefined) return false;
+  try {
+    return JSON.stringify(parsed.value) === JSON.stringify(payload);
+  } catch {
+    return false; // a payload JSON.stringify cannot write mirrors nothing
+  }
+}
+
 function structuredPayload(artifact: unknown, content: unknown): unknown {
   if (isObject(artifact) && !Array.isArray(artifact) && artifact.structured_content != null) return artifact.structured_content;
   if (Array.isArray(artifact)) {
@@ -160,13 +202,14 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const callIndex = options.callIndex ?? 0;
   const scanText = options.detectRefsInText ?? true;
   const prefixes = options.sandboxPrefixes ?? ["/mnt/user-data/"];
-  const content = message.content;
+  const content = contentBlocks(message.content);
 
   const found: Found[] = [];
   const payload = structuredPayload(message.artifact, content);
   if (payload !== undefined) found.push(...walkPayload(payload, toolName));
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
+    if (payload !== undefined && isJsonMirror(t, payload)) return;
     for (const r of regexpScanText(t, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
   };
   if (typeof content === "string") text(content);
