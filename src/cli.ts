@@ -72,9 +72,9 @@ function progressLine(totalBytes: number | undefined) {
 function stdoutWriter(): ArchiveWriter {
   let broken: Error | undefined;
   process.stdout.on("error", (err) => (broken = err));
-  return async (bytes) => {
+  return async (bytes, done) => {
     if (broken) throw broken;
-    if (!process.stdout.write(bytes)) await once(process.stdout, "drain");
+    if (!process.stdout.write(bytes, () => done())) await once(process.stdout, "drain");
   };
 }
 
@@ -119,7 +119,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
   const pool = flags.threads > 1 ? new ScanPool({ threads: flags.threads }) : undefined;
   const write = stdoutWriter();
-  if (flags.format === "table") await write(Buffer.from(TABLE_HEADER));
+  if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
   try {
     const summary = await scanArchive(readInput(source.input), write, {
       pool,

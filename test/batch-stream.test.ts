@@ -41,14 +41,23 @@ async function* pieces(bytes: Uint8Array, sizes: number[]): AsyncIterable<Uint8A
 async function run(input: AsyncIterable<Uint8Array>, options: Partial<ArchiveOptions>, slowWriter = false) {
   const out: Buffer[] = [];
   const failures: LineFailure[] = [];
+  const held: Promise<void>[] = [];
   const summary = await scanArchive(
     input,
-    async (bytes) => {
-      out.push(Buffer.from(bytes));
-      if (slowWriter) await new Promise((done) => setTimeout(done, out.length % 3));
+    async (bytes, done) => {
+      const slot = out.push(Buffer.alloc(0)) - 1;
+      const take = () => {
+        out[slot] = Buffer.from(bytes);
+        done();
+      };
+      if (!slowWriter) return take();
+      // Hold on to the bytes a while, as a slow pipe would: they must not be reused meanwhile.
+      held.push(new Promise((resume) => setTimeout(() => resume(take()), 1 + (slot % 4))));
+      if (slot % 2) await new Promise((resume) => setTimeout(resume, 1));
     },
     { format: "jsonl", createdAt: CREATED_AT, onFailure: (f) => failures.push(f), ...options },
   );
+  await Promise.all(held);
   return { output: Buffer.concat(out).toString("utf8"), failures, summary };
 }
 

@@ -3,7 +3,8 @@ import { fileURLToPath } from "node:url";
 import { ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
-import { packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
+import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
+import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
 import { extractArtifacts } from "../src/extract.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -55,6 +56,31 @@ describe("packing", () => {
     expect(unpackRecords(packRecords([]))).toEqual([]);
   });
 
+  it("writes an item's text raw and reads the same item back", () => {
+    const messages = [
+      { tool_call_id: "a", content: "plain /mnt/user-data/x.txt \ud800 lone surrogate" },
+      { tool_call_id: "b", content: [{ type: "text", text: "one" }, { type: "image", url: "https://x/y.png" }, "bare", { type: "text", text: "two", extra: 1 }] },
+      { tool_call_id: "c", artifact: { structured_content: { path: "/p" } } },
+      { tool_call_id: "d", content: [{ type: "text", text: 5 }], status: "success" },
+    ];
+    const records: string[] = [];
+    for (const message of messages) writeItem(normalizeItem({ threadId: "t", callIndex: 2, message }), records);
+    expect(records).toContain("plain /mnt/user-data/x.txt \ud800 lone surrogate");
+    const back = unpackRecords(packRecords(records));
+    for (let at = 0, i = 0; at < back.length; i++) {
+      const { item, next } = readItem(back, at);
+      expect(item).toEqual(normalizeItem({ threadId: "t", callIndex: 2, message: messages[i] }));
+      at = next;
+    }
+  });
+
+  it("round-trips entries through their compact record, optional fields included", () => {
+    const base = { handle: "art_0123abcd", tool_name: "t", tool_call_id: "c", call_index: 3, artifact_type: "file" as const, display_name: "a.png", real_ref: "/a.png", created_at: CREATED_AT };
+    const entries = [base, { ...base, mime_type: "image/png" }, { ...base, consumed_by: ["x", "y"] }, { ...base, mime_type: "text/csv", consumed_by: [] }];
+    expect(decodeEntries(encodeEntries(entries))).toEqual(entries);
+    expect(decodeEntries(encodeEntries([]))).toEqual([]);
+  });
+
   it("rejects a buffer whose table overruns it instead of reading garbage", () => {
     const buffer = packRecords(["abc", "def"]);
     new Uint32Array(buffer, 0, 3)[2] = 99;
@@ -64,7 +90,7 @@ describe("packing", () => {
 
   it("round-trips a line result: counters, output bytes and failures", () => {
     const failures = [{ line: 3, reason: "invalid JSON: é" }];
-    const out = unpackLineResult(packLineResult({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures }, "a\n𝄞\n"));
+    const out = unpackLineResult(packLineResult({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures }, ["a\n", "𝄞\n"]));
     expect(out).toMatchObject({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures });
     expect(Buffer.from(out.output).toString()).toBe("a\n𝄞\n");
   });
@@ -82,9 +108,12 @@ describe("scanBatch", () => {
     expect(result.entries.flat().length).toBeGreaterThan(60);
   });
 
-  it("on the pool: the same entries in the same order as on the calling thread", async () => {
+  it.each([
+    ["sharing slices with the calling thread", true],
+    ["workers only", false],
+  ])("on the pool (%s): the same entries in the same order as on the calling thread", async (_, callingThreadScans) => {
     const items = corpus(1500);
-    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0 });
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans });
     expect(result.errors).toEqual([]);
     expect(result.entries).toEqual(expected(items));
   });
@@ -123,13 +152,18 @@ describe("scanBatch", () => {
     });
   });
 
-  it("moves the packed input to the worker: the sender's buffer is detached", async () => {
-    const buffer = packRecords([JSON.stringify({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } })]);
-    expect(buffer.byteLength).toBeGreaterThan(0);
-    const packed = await pool.run({ kind: "records", buffer, options: { createdAt: CREATED_AT } });
-    expect(buffer.byteLength).toBe(0);
-    expect(packed).toBeInstanceOf(ArrayBuffer);
-    expect(JSON.parse(unpackRecords(packed)[0])[0]).toMatchObject({ real_ref: "/mnt/user-data/a.txt" });
+  it("moves buffers both ways: the sender's are detached, the worker's come back with the result", async () => {
+    const records: string[] = [];
+    writeItem(normalizeItem({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } }), records);
+    const input = packRecords(records);
+    const spare = new ArrayBuffer(1 << 16);
+    const inputBytes = input.byteLength;
+    const { output, free } = await pool.run({ kind: "records", input, spare, options: { createdAt: CREATED_AT } });
+    expect([input.byteLength, spare.byteLength]).toEqual([0, 0]);
+    // The result was written into the spare; the input buffer came back for reuse.
+    expect(output.byteLength).toBe(1 << 16);
+    expect(free.map((b) => b.byteLength)).toEqual([inputBytes]);
+    expect(decodeEntries(unpackRecords(output)[0])).toMatchObject([{ real_ref: "/mnt/user-data/a.txt", created_at: CREATED_AT }]);
   });
 
   it("a worker dying mid-batch fails only its slice, loses and duplicates nothing, and the pool keeps serving", async () => {
@@ -137,7 +171,8 @@ describe("scanBatch", () => {
     try {
       const items = corpus(800);
       items[421] = { threadId: "crash", message: { tool_call_id: "boom", content: "x" } };
-      const result = await scanBatch(items, { pool: crashing, createdAt: CREATED_AT, poolThreshold: 0 });
+      // Every slice on a worker: the crash must happen there, not on this thread.
+      const result = await scanBatch(items, { pool: crashing, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
       const failed = partition(result, items.length);
       // One slice (contiguous, containing item 421) failed; every other item was scanned.
       const indexes = [...failed].sort((a, b) => a - b);
@@ -165,7 +200,7 @@ describe("scanBatch", () => {
     const broken = new ScanPool({ threads: 2, faults: { failStartup: true } });
     try {
       for (let round = 0; round < 2; round++) {
-        const result = await scanBatch(corpus(100), { pool: broken, poolThreshold: 0 });
+        const result = await scanBatch(corpus(100), { pool: broken, poolThreshold: 0, callingThreadScans: false });
         expect(partition(result, 100).size).toBe(100);
         expect(result.errors[0].error).toMatch(/^item 0 .*not scanned, .*failed \(scan worker could not start: /);
       }

@@ -24,9 +24,15 @@ function cell(value: string, width: number): string {
 
 export const TABLE_HEADER = COLUMNS.map(([name, width]) => (width === 0 ? name : name.padEnd(width))).join(" ") + "\n";
 
-/** One entry as output text, newline included. */
-export function formatEntry(threadId: string, entry: ArtifactEntry, format: OutputFormat): string {
-  if (format === "jsonl") return JSON.stringify({ thread_id: threadId, ...entry }) + "\n";
+/** What `formatEntry` puts before each JSON entry of a thread: `{"thread_id":…,`. */
+export function jsonlPrefix(threadId: string): string {
+  return `{"thread_id":${JSON.stringify(threadId)},`;
+}
+
+/** One entry as output text, newline included. `prefix` is `jsonlPrefix(threadId)`, computed once per result. */
+export function formatEntry(threadId: string, entry: ArtifactEntry, format: OutputFormat, prefix = jsonlPrefix(threadId)): string {
+  // Splicing the thread id into the entry's own JSON avoids copying every entry into a new object.
+  if (format === "jsonl") return prefix + JSON.stringify(entry).slice(1) + "\n";
   const values = [threadId, entry.handle, entry.artifact_type, entry.tool_name, entry.display_name, entry.real_ref];
   return values.map((v, i) => cell(v, COLUMNS[i][1] || REF_WIDTH)).join(" ") + "\n";
 }

@@ -9,8 +9,8 @@
  */
 import type { ArtifactEntry } from "../types.js";
 import { itemError, workerLostError, type BatchItemError } from "./errors.js";
-import { normalizeItem, type BatchItem } from "./items.js";
-import { packRecords, unpackRecords } from "./packing.js";
+import { normalizeItem, writeItem, type BatchItem } from "./items.js";
+import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
 import { scanItem, type ScanOptions } from "./scan.js";
 
@@ -35,6 +35,12 @@ export interface ScanBatchOptions extends ScanOptions {
   pool?: ScanPool;
   /** Batches with fewer items run on the calling thread. Default `POOL_THRESHOLD`. */
   poolThreshold?: number;
+  /**
+   * Whether the calling thread scans slices of a large batch too, while every
+   * worker is busy. Default true (the most throughput: it saves packing those
+   * slices); false keeps the calling thread free for its event loop.
+   */
+  callingThreadScans?: boolean;
 }
 
 export interface BatchResult {
@@ -79,47 +85,74 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
 
   const pool = options.pool ?? (sharedPool ??= new ScanPool());
   const sliceItems = Math.min(MAX_SLICE_ITEMS, Math.ceil(items.length / (pool.threads * SLICES_PER_THREAD)));
-  const pending: Promise<void>[] = [];
-  for (let first = 0; first < items.length; first += sliceItems) {
+
+  /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
+  const send = (first: number, end: number): Promise<void> => {
     const indexes: number[] = [];
     const records: string[] = [];
-    for (let i = first; i < Math.min(first + sliceItems, items.length); i++) {
-      let record: string;
+    for (let i = first; i < end; i++) {
+      const written = records.length;
       try {
-        record = JSON.stringify(normalizeItem(items[i]));
+        writeItem(normalizeItem(items[i]), records);
       } catch {
         // Bad shape, or not JSON (a cycle, a BigInt): scanning it here gives the
         // same entries or error the calling thread path would.
+        records.length = written;
         scanHere(i);
         continue;
       }
       indexes.push(i);
-      records.push(record);
     }
-    if (records.length === 0) continue;
-    pending.push(
-      pool.run({ kind: "records", buffer: packRecords(records), options: scan }).then(
-        (packed) => {
-          unpackRecords(packed).forEach((text, j) => {
-            const result = JSON.parse(text) as ArtifactEntry[] | { error: string };
-            const i = indexes[j];
-            if (Array.isArray(result)) entries[i] = result;
-            else {
-              entries[i] = [];
-              errors.push(itemError(i, items[i], result.error));
-            }
-          });
-        },
-        (err: unknown) => {
-          for (const i of indexes) {
+    if (indexes.length === 0) return Promise.resolve();
+    const { buffers } = pool;
+    const input = packRecords(records, (bytes) => buffers.take(bytes));
+    return pool.run({ kind: "records", input, spare: buffers.spare(), options: scan }).then(
+      ({ output, free }) => {
+        unpackRecords(output).forEach((record, j) => {
+          const i = indexes[j];
+          if (record.startsWith("[")) entries[i] = decodeEntries(record);
+          else {
             entries[i] = [];
-            errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+            errors.push(itemError(i, items[i], (JSON.parse(record) as { error: string }).error));
           }
-        },
-      ),
+        });
+        for (const b of [output, ...free]) buffers.give(b);
+      },
+      (err: unknown) => {
+        for (const i of indexes) {
+          entries[i] = [];
+          errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+        }
+      },
     );
-  }
-  await Promise.all(pending);
+  };
+
+  // Keep every worker busy with one slice; while they all are, the calling
+  // thread (unless told to stay free) scans the next slice itself, then yields
+  // so finished slices are collected and their workers fed again.
+  const shareWork = options.callingThreadScans ?? true;
+  let next = 0;
+  let running = 0;
+  await new Promise<void>((resolve) => {
+    const pump = () => {
+      while (next < items.length && running < pool.threads) {
+        const first = next;
+        next = Math.min(first + sliceItems, items.length);
+        running++;
+        void send(first, next).then(() => {
+          running--;
+          pump();
+        });
+      }
+      if (next < items.length && shareWork) {
+        const first = next;
+        next = Math.min(first + sliceItems, items.length);
+        for (let i = first; i < next; i++) scanHere(i);
+        setImmediate(pump);
+      } else if (next >= items.length && running === 0) resolve();
+    };
+    pump();
+  });
   errors.sort((a, b) => a.index - b.index);
   return { entries, errors };
 }

@@ -56,11 +56,17 @@ export function isToolMessage(message: Json): boolean {
   return typeof message.tool_call_id === "string";
 }
 
+export interface NormalizedItem {
+  threadId: string;
+  callIndex: number | undefined;
+  message: PlainToolMessage;
+}
+
 /**
  * Check a `scanBatch` item and reduce its message. Throws an Error saying what
  * is wrong; the caller attributes it to the item.
  */
-export function normalizeItem(item: unknown): { threadId: string; callIndex: number | undefined; message: PlainToolMessage } {
+export function normalizeItem(item: unknown): NormalizedItem {
   if (!isObject(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
   const { threadId, message, callIndex } = item;
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
@@ -89,4 +95,46 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   if (!isToolMessage(message)) return undefined;
   const callIndex = value.call_index ?? value.callIndex;
   return { threadId, message, callIndex: callIndex as number | undefined };
+}
+
+/**
+ * Wire form of an item: a JSON record of everything but the text of its
+ * content, then that text raw, one record per string (the content string, or
+ * each text block's text). Text is nearly all of a tool result's bytes, and a
+ * raw record is a copy where JSON.stringify and JSON.parse would scan and
+ * escape it. Throws when the rest is not JSON (a cycle, a BigInt).
+ */
+export function writeItem(item: NormalizedItem, out: string[]): void {
+  const { content, ...message } = item.message;
+  const texts: string[] = [];
+  let blocks: unknown = content;
+  let raw: "content" | number[] | undefined;
+  if (typeof content === "string") {
+    texts.push(content);
+    blocks = undefined;
+    raw = "content";
+  } else if (Array.isArray(content)) {
+    const at: number[] = [];
+    blocks = content.map((block: unknown, i) => {
+      if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") return block;
+      at.push(i);
+      texts.push(block.text);
+      return { ...block, text: undefined };
+    });
+    if (at.length > 0) raw = at;
+  }
+  out.push(JSON.stringify({ threadId: item.threadId, callIndex: item.callIndex, message, content: blocks, raw }));
+  for (const text of texts) out.push(text);
+}
+
+/** Read back one item written by `writeItem` from `records[at]` on; returns it and where the next begins. */
+export function readItem(records: readonly string[], at: number): { item: NormalizedItem; next: number } {
+  const head = JSON.parse(records[at]) as NormalizedItem & { content?: unknown; raw?: "content" | number[] };
+  let next = at + 1;
+  if (head.raw === "content") head.message.content = records[next++];
+  else {
+    if (head.raw !== undefined) for (const i of head.raw) (head.content as Json[])[i].text = records[next++];
+    if (head.content !== undefined) head.message.content = head.content;
+  }
+  return { item: { threadId: head.threadId, callIndex: head.callIndex, message: head.message }, next };
 }

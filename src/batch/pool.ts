@@ -6,9 +6,11 @@ import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
-import { Piscina, transferableSymbol, valueSymbol } from "piscina";
+import { Piscina } from "piscina";
+import { BufferPool } from "./buffers.js";
 import { errorMessage } from "./errors.js";
-import type { ScanTask, WorkerFaults } from "./worker.js";
+import { Moved } from "./moved.js";
+import type { ScanResult, ScanTask, WorkerFaults } from "./worker.js";
 
 export interface ScanPoolOptions {
   /** Worker threads at most. Default: `os.availableParallelism()`. */
@@ -35,20 +37,11 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename, execArgv: ["--import", tsx] };
 }
 
-/** A task whose buffer is moved to the worker, not copied (Piscina's transferable protocol). */
-class MovedTask {
-  constructor(private readonly task: ScanTask) {}
-  get [transferableSymbol]() {
-    return this.task.buffer;
-  }
-  get [valueSymbol]() {
-    return this.task;
-  }
-}
-
 export class ScanPool {
   readonly threads: number;
-  readonly #piscina: Piscina<unknown, ArrayBuffer>;
+  /** Buffers for tasks and results; workers send back what they were sent. */
+  readonly buffers = new BufferPool();
+  readonly #piscina: Piscina<unknown, ScanResult>;
   /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
   #startup = new AbortController();
 
@@ -74,11 +67,12 @@ export class ScanPool {
     });
   }
 
-  /** Run one task. Its buffer is moved, not copied: detached here once a worker takes it. */
-  async run(task: ScanTask): Promise<ArrayBuffer> {
+  /** Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
+  async run(task: ScanTask): Promise<ScanResult> {
     const { signal } = this.#startup;
+    const moved = task.spare ? [task.input, task.spare] : [task.input];
     try {
-      return await this.#piscina.run(Piscina.move(new MovedTask(task)), { signal });
+      return await this.#piscina.run(Piscina.move(new Moved(task, moved)), { signal });
     } catch (err) {
       if (signal.aborted) throw new Error(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
       throw err;

@@ -2,12 +2,12 @@
  * The scanning work itself, the same on the calling thread and in a worker:
  * one item, a packed slice of items, or a chunk of archive lines.
  */
-import { extractArtifacts } from "../extract.js";
+import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import type { ArtifactEntry } from "../types.js";
 import { errorMessage, type LineFailure } from "./errors.js";
-import { formatEntry, type OutputFormat } from "./format.js";
-import { itemFromLine, normalizeItem } from "./items.js";
-import { packLineResult, packRecords, unpackRecords, type LineResult } from "./packing.js";
+import { formatEntry, jsonlPrefix, type OutputFormat } from "./format.js";
+import { itemFromLine, normalizeItem, readItem } from "./items.js";
+import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 
 /** Extraction options that travel to workers (plain data only). */
 export interface ScanOptions {
@@ -26,35 +26,43 @@ export interface LineScanOptions extends ScanOptions {
 /** Called with each item's thread id before it is scanned; workers use it for fault injection in tests. */
 export type ItemProbe = (threadId: string) => void;
 
-function extractOptions(options: ScanOptions) {
+/**
+ * Told of each structured payload extraction rejects whole (over the node or
+ * depth budget, not JSON), for the CLI's --stats. Takes effect once
+ * extractArtifacts calls `options.onRejectedPayload`; until then the count stays 0.
+ */
+type RejectedPayload = (reason: string) => void;
+
+/** Entries of one item; throws an Error saying why the item cannot be scanned. */
+export function scanItem(item: unknown, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
+  const { threadId, callIndex, message } = normalizeItem(item);
   const { createdAt } = options;
-  return {
+  const extract: ExtractOptions & { onRejectedPayload?: RejectedPayload } = {
+    threadId,
+    callIndex,
     detectRefsInText: options.detectRefsInText,
     sandboxPrefixes: options.sandboxPrefixes,
     now: createdAt === undefined ? undefined : () => createdAt,
+    onRejectedPayload,
   };
+  return extractArtifacts(message, extract);
 }
 
-/** Entries of one item; throws an Error saying why the item cannot be scanned. */
-export function scanItem(item: unknown, options: ScanOptions): ArtifactEntry[] {
-  const { threadId, callIndex, message } = normalizeItem(item);
-  return extractArtifacts(message, { threadId, callIndex, ...extractOptions(options) });
-}
-
-/** One record per item: the entries array, or `{"error": reason}`. */
-export function scanRecords(buffer: ArrayBuffer, options: ScanOptions, probe?: ItemProbe): ArrayBuffer {
+/** Items written by `writeItem` in, one record per item out: its entries (`encodeEntries`), or `{"error": reason}`. */
+export function scanRecords(buffer: ArrayBuffer, options: ScanOptions, probe?: ItemProbe, alloc?: Allocate): ArrayBuffer {
   const records = unpackRecords(buffer);
-  const results = new Array<string>(records.length);
-  for (let i = 0; i < records.length; i++) {
+  const results: string[] = [];
+  for (let at = 0; at < records.length; ) {
+    const { item, next } = readItem(records, at);
+    at = next;
     try {
-      const item = JSON.parse(records[i]) as { threadId: string };
       probe?.(item.threadId);
-      results[i] = JSON.stringify(scanItem(item, options));
+      results.push(encodeEntries(scanItem(item, options)));
     } catch (err) {
-      results[i] = JSON.stringify({ error: errorMessage(err) });
+      results.push(JSON.stringify({ error: errorMessage(err) }));
     }
   }
-  return packRecords(results);
+  return packRecords(results, alloc);
 }
 
 const NEWLINE = 0x0a;
@@ -63,13 +71,15 @@ const NEWLINE = 0x0a;
  * Scan newline-separated JSON records. Failures carry line numbers relative to
  * the chunk (its first line is 1); blank lines count for numbering only.
  */
-export function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): { result: LineResult; output: string } {
+export function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): { result: LineResult; output: string[] } {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const failures: LineFailure[] = [];
-  let output = "";
+  const output: string[] = [];
   let lines = 0;
   let entries = 0;
   let skipped = 0;
+  let rejected = 0;
+  const onRejectedPayload = () => void rejected++;
   for (let start = 0; start < buf.length; ) {
     const nl = buf.indexOf(NEWLINE, start);
     const end = nl === -1 ? buf.length : nl;
@@ -91,18 +101,19 @@ export function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: I
         continue;
       }
       probe?.(item.threadId);
-      const found = scanItem(item, options);
+      const found = scanItem(item, options, onRejectedPayload);
       entries += found.length;
-      for (const entry of found) output += formatEntry(item.threadId, entry, options.format);
+      const prefix = jsonlPrefix(item.threadId);
+      for (const entry of found) output.push(formatEntry(item.threadId, entry, options.format, prefix));
     } catch (err) {
       failures.push({ line: lines, reason: errorMessage(err) });
     }
   }
-  return { result: { lines, entries, rejected: 0, skipped, failures }, output };
+  return { result: { lines, entries, rejected, skipped, failures }, output };
 }
 
 /** `scanLines` packed for the trip back from a worker. */
-export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): ArrayBuffer {
+export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate): ArrayBuffer {
   const { result, output } = scanLines(bytes, options, probe);
-  return packLineResult(result, output);
+  return packLineResult(result, output, alloc);
 }

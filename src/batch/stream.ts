@@ -5,10 +5,11 @@
  * in flight and the writer's backpressure is honoured, so memory stays flat
  * whatever the input size; only one line must fit in memory.
  */
+import { BufferPool, spareOrNew } from "./buffers.js";
 import { errorMessage, type LineFailure } from "./errors.js";
-import { unpackLineResult, type LineResult } from "./packing.js";
+import { unpackLineResult } from "./packing.js";
 import type { ScanPool } from "./pool.js";
-import { scanLines, type LineScanOptions } from "./scan.js";
+import { scanLinesPacked, type LineScanOptions } from "./scan.js";
 
 export interface ArchiveProgress {
   bytesRead: number;
@@ -35,17 +36,21 @@ export interface ArchiveOptions extends LineScanOptions {
   onProgress?(progress: ArchiveProgress): void;
 }
 
-/** Writes one output chunk; resolves when the sink can take more. */
-export type ArchiveWriter = (bytes: Uint8Array) => void | Promise<void>;
+/**
+ * Writes one output chunk. Calls `done` once it no longer needs `bytes` (their
+ * memory is then reused); a returned promise holds the scan back until the
+ * sink can take more.
+ */
+export type ArchiveWriter = (bytes: Uint8Array, done: () => void) => void | Promise<void>;
 
 export const DEFAULT_CHUNK_BYTES = 1 << 20;
 export const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 const NEWLINE = 0x0a;
 
-/** Scanned chunk, or the error that lost it; `lines` comes from this thread either way. */
+/** A packed scan result, or the error that lost the chunk; `lines` comes from this thread either way. */
 interface Chunk {
   lines: number;
-  result: Promise<(LineResult & { output: Uint8Array }) | { lost: unknown }>;
+  result: Promise<{ packed: ArrayBuffer } | { lost: unknown }>;
 }
 
 function countLines(bytes: Uint8Array): number {
@@ -53,17 +58,6 @@ function countLines(bytes: Uint8Array): number {
   let n = 0;
   for (let at = buf.indexOf(NEWLINE); at !== -1; at = buf.indexOf(NEWLINE, at + 1)) n++;
   return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== NEWLINE ? n + 1 : n;
-}
-
-/** The parts joined into a fresh ArrayBuffer that can be moved to a worker. */
-function join(parts: readonly Uint8Array[], bytes: number): Uint8Array {
-  const out = new Uint8Array(new ArrayBuffer(bytes));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }
 
 export async function scanArchive(input: AsyncIterable<Uint8Array>, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
@@ -87,22 +81,37 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     onFailure(failure);
   };
 
-  const submit = (bytes: Uint8Array) => {
-    const lines = countLines(bytes);
+  const buffers = pool?.buffers ?? new BufferPool();
+
+  /** Copy `parts` (whole lines) into one buffer of the pool and scan them there or on a worker. */
+  const submit = (parts: readonly Uint8Array[], bytes: number) => {
+    const input = buffers.take(bytes);
+    const view = new Uint8Array(input, 0, bytes);
+    let at = 0;
+    for (const p of parts) {
+      view.set(p, at);
+      at += p.byteLength;
+    }
+    const lines = countLines(view);
     let result: Chunk["result"];
     if (pool) {
-      // Callers hand the pool a buffer of its own (see takeLines): moving it detaches nothing else.
-      result = pool
-        .run({ kind: "lines", buffer: bytes.buffer as ArrayBuffer, options: scan })
-        .then(unpackLineResult)
-        .catch((lost: unknown) => ({ lost }));
+      result = pool.run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan }).then(
+        ({ output, free }) => {
+          for (const b of free) buffers.give(b);
+          return { packed: output };
+        },
+        (lost: unknown) => ({ lost }),
+      );
     } else {
+      // The same packed result a worker returns: one code path for both.
+      const { alloc, unused } = spareOrNew(buffers.spare());
       try {
-        const { result: r, output } = scanLines(bytes, scan);
-        result = Promise.resolve({ ...r, output: Buffer.from(output, "utf8") });
+        result = Promise.resolve({ packed: scanLinesPacked(view, scan, undefined, alloc) });
       } catch (lost) {
         result = Promise.resolve({ lost });
       }
+      buffers.give(input);
+      buffers.give(unused());
     }
     inFlight.push({ lines, result });
   };
@@ -112,21 +121,32 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     const done = await chunk.result;
     const base = summary.lines;
     summary.lines += chunk.lines;
-    if ("lost" in done) {
-      fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(done.lost)}` }, chunk.lines);
+    let lost = "lost" in done ? done.lost : undefined;
+    let packed;
+    if (!("lost" in done)) {
+      try {
+        packed = unpackLineResult(done.packed);
+      } catch (err) {
+        lost = err;
+      }
+    }
+    if (packed === undefined || "lost" in done) {
+      fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(lost)}` }, chunk.lines);
     } else {
-      for (const f of done.failures) fail({ line: base + f.line, reason: f.reason });
-      summary.entries += done.entries;
-      summary.rejected += done.rejected;
-      summary.skipped += done.skipped;
-      if (done.output.byteLength > 0) await write(done.output);
+      for (const f of packed.failures) fail({ line: base + f.line, reason: f.reason });
+      summary.entries += packed.entries;
+      summary.rejected += packed.rejected;
+      summary.skipped += packed.skipped;
+      const buffer = done.packed;
+      if (packed.output.byteLength > 0) await write(packed.output, () => buffers.give(buffer));
+      else buffers.give(buffer);
     }
     summary.elapsedMs = performance.now() - started;
     onProgress?.(summary);
   };
 
-  const enqueue = async (bytes: Uint8Array) => {
-    submit(bytes);
+  const enqueue = async (parts: readonly Uint8Array[], bytes: number) => {
+    submit(parts, bytes);
     while (inFlight.length >= maxInFlight) await flushOne();
   };
 
@@ -152,10 +172,10 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
         left = 0;
       }
     }
+    const bytes = cut;
     pending -= cut;
     cut = -1;
-    const bytes = head.reduce((n, p) => n + p.byteLength, 0);
-    await enqueue(pool || head.length !== 1 ? join(head, bytes) : head[0]);
+    await enqueue(head, bytes);
   };
 
   for await (const data of input) {
@@ -185,9 +205,7 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     }
   }
   if (cut !== -1) await takeLines();
-  if (pending > 0 && !dropping) {
-    await enqueue(join(parts, pending));
-  }
+  if (pending > 0 && !dropping) await enqueue(parts, pending);
   while (inFlight.length > 0) await flushOne();
   summary.elapsedMs = performance.now() - started;
   return summary;

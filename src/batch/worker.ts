@@ -7,11 +7,25 @@
  */
 import { workerData } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { spareOrNew } from "./buffers.js";
+import { Moved } from "./moved.js";
 import { scanItem, scanLinesPacked, scanRecords, type ItemProbe, type LineScanOptions, type ScanOptions } from "./scan.js";
 
-export type ScanTask =
-  | { kind: "records"; buffer: ArrayBuffer; options: ScanOptions }
-  | { kind: "lines"; buffer: ArrayBuffer; options: LineScanOptions };
+/**
+ * One slice of work. `input` holds packed records, or `inputBytes` of JSON
+ * lines; `spare`, when sent, is a free buffer for the result to be written
+ * into. Both are moved here and moved back.
+ */
+export type ScanTask = { input: ArrayBuffer; spare?: ArrayBuffer } & (
+  | { kind: "records"; options: ScanOptions }
+  | { kind: "lines"; inputBytes: number; options: LineScanOptions }
+);
+
+/** The packed result, and the buffers the task no longer needs, for reuse. */
+export interface ScanResult {
+  output: ArrayBuffer;
+  free: ArrayBuffer[];
+}
 
 /** Test-only fault injection, set through the pool's workerData. */
 export interface WorkerFaults {
@@ -29,12 +43,17 @@ const probe: ItemProbe | undefined =
         if (threadId === faults.exitOnThreadId) process.exit(70);
       };
 
-function handle(task: ScanTask) {
-  const result =
+function handle(task: ScanTask): ReturnType<typeof Piscina.move> {
+  const { alloc, unused } = spareOrNew(task.spare);
+  const output =
     task.kind === "records"
-      ? scanRecords(task.buffer, task.options, probe)
-      : scanLinesPacked(new Uint8Array(task.buffer), task.options, probe);
-  return Piscina.move(result);
+      ? scanRecords(task.input, task.options, probe, alloc)
+      : scanLinesPacked(new Uint8Array(task.input, 0, task.inputBytes), task.options, probe, alloc);
+  const free = [task.input];
+  const spare = unused();
+  if (spare) free.push(spare);
+  const result: ScanResult = { output, free };
+  return Piscina.move(new Moved(result, [output, ...free]));
 }
 
 export default (async () => {
