@@ -100,20 +100,6 @@ function withinRefBytes(ref: string): boolean {
   return ref.length * 3 <= MAX_REF_BYTES || Buffer.byteLength(ref, "utf8") <= MAX_REF_BYTES;
 }
 
-/**
- * displayName(ref) without its RegExps for the usual shape: a non-empty last
- * segment, no query, fragment or backslash, no trailing colon (a scheme-only
- * segment). Everything else goes to displayName itself.
- */
-function display(ref: string): string {
-  const last = ref.length - 1;
-  const slash = ref.lastIndexOf("/");
-  if (slash < last && ref.charCodeAt(last) !== 0x3a && ref.indexOf("?") < 0 && ref.indexOf("#") < 0 && ref.indexOf("\\") < 0) {
-    return ref.slice(slash + 1);
-  }
-  return displayName(ref);
-}
-
 /** JSON.parse(text) for a text that may be a JSON object or array, NOT_JSON otherwise. */
 function parseJsonText(text: string): unknown {
   if (text.length > MAX_JSON_TEXT) return NOT_JSON;
@@ -230,7 +216,7 @@ class Entries {
       tool_call_id: this.toolCallId,
       call_index: this.callIndex,
       artifact_type: type,
-      display_name: label ?? display(ref),
+      display_name: label ?? displayName(ref),
       real_ref: ref,
     } as ArtifactEntry;
     if (mime) entry.mime_type = mime;

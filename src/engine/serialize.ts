@@ -64,8 +64,20 @@ export type BoundedJson =
       /** false when an oversized string was written as the stand-in: the bytes are
        * then not the payload's JSON and must never become a `data` entry. */
       complete: boolean;
+      /** The strings written where the gates read them (values of a known key,
+       * items of a list that is one), in order, each with the offset of its
+       * content (just past the opening quote) in `bytes`: where the walk's
+       * records point, so the facade can take the string itself instead of
+       * decoding its bytes. */
+      gated: GatedStrings;
     }
   | { ok: false; reason: WalkRejection };
+
+export interface GatedStrings {
+  at: number[];
+  strings: string[];
+}
+const IDLE: GatedStrings = { at: [], strings: [] };
 
 const INITIAL_BYTES = 16 * 1024;
 /** A buffer grown past this by one big payload is dropped before the next call. */
@@ -84,7 +96,7 @@ const NOT_JSON = new Stop("invalid");
 const encoder = new TextEncoder();
 // Short strings are copied by a JS loop; from this length on a native scan for
 // characters JSON escapes (or surrogates, which a well-formed pair also hits)
-// and one encodeInto are cheaper.
+// and one encodeInto are cheaper when that scan finds none.
 const LONG_STRING = 48;
 const NEEDS_JSON_STRINGIFY = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
@@ -103,6 +115,8 @@ class BoundedWriter {
   maxDepth = MAX_WALK_DEPTH;
   busy = false;
   private readonly ancestors: object[] = [];
+  /** This run's gated strings; between runs an empty stand-in, so no payload string is kept. */
+  private gated: GatedStrings = IDLE;
 
   run(payload: unknown, maxNodes: number, maxDepth: number): BoundedJson {
     if (this.buf.length > RETAINED_BYTES) this.buf = new Uint8Array(INITIAL_BYTES);
@@ -112,15 +126,17 @@ class BoundedWriter {
     this.maxNodes = maxNodes;
     this.maxDepth = maxDepth;
     this.busy = true;
+    const gated: GatedStrings = (this.gated = { at: [], strings: [] });
     try {
       const value = this.resolve(payload, "");
       if (value !== SKIP) this.value(value, 1, PLAIN);
-      return { ok: true, bytes: this.buf.subarray(0, this.pos), complete: this.complete };
+      return { ok: true, bytes: this.buf.subarray(0, this.pos), complete: this.complete, gated };
     } catch (err) {
       // Identity, not instanceof: a thrown proxy could trap the prototype walk.
       return { ok: false, reason: err === OVER_NODES || err === OVER_DEPTH ? (err as Stop).reason : "invalid" };
     } finally {
       this.ancestors.length = 0;
+      this.gated = IDLE;
       this.busy = false;
     }
   }
@@ -137,7 +153,8 @@ class BoundedWriter {
       case "boolean":
         return value;
       case "object":
-        return value !== null && types.isBoxedPrimitive(value) ? unbox(value) : value;
+        // An array is never a box; the check costs a native call per object.
+        return value !== null && !Array.isArray(value) && types.isBoxedPrimitive(value) ? unbox(value) : value;
       case "bigint":
         throw NOT_JSON;
       default:
@@ -150,7 +167,13 @@ class BoundedWriter {
     if (level > this.maxDepth) throw OVER_DEPTH;
     switch (typeof value) {
       case "string":
-        return this.string(value, place !== PLAIN);
+        if (place === PLAIN) return this.string(value, false);
+        // Longer strings are written as the stand-in, which no gate accepts.
+        if (value.length <= MAX_REF_BYTES) {
+          this.gated.at.push(this.pos + 1);
+          this.gated.strings.push(value);
+        }
+        return this.string(value, true);
       case "number":
         return this.ascii(Number.isFinite(value) ? String(value) : "null");
       case "boolean":
@@ -202,27 +225,19 @@ class BoundedWriter {
       this.complete = false;
       return this.ascii(STAND_IN);
     }
-    if (n >= LONG_STRING) {
-      if (NEEDS_JSON_STRINGIFY.test(s)) return this.encoded(JSON.stringify(s));
+    if (n >= LONG_STRING && !NEEDS_JSON_STRINGIFY.test(s)) {
       this.ensure(n * 3 + 2);
       this.buf[this.pos++] = 0x22;
       this.pos += encoder.encodeInto(s, this.buf.subarray(this.pos)).written;
       this.buf[this.pos++] = 0x22;
       return;
     }
-    this.ensure(n + 2);
-    const buf = this.buf;
-    let p = this.pos;
-    buf[p++] = 0x22;
-    for (let i = 0; i < n; i++) {
-      const c = s.charCodeAt(i);
-      // Printable ASCII but quote and backslash is its own JSON; anything else
-      // takes JSON.stringify's escaping and the encoder's UTF-8.
-      if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return this.encoded(JSON.stringify(s));
-      buf[p++] = c;
-    }
-    buf[p++] = 0x22;
-    this.pos = p;
+    // Short strings, and ASCII prose with line breaks or quotes, are cheaper
+    // in one loop than through JSON.stringify and the encoder.
+    this.ensure(n * MAX_ESCAPE_BYTES + 2);
+    const written = writeAsciiToken(this.buf, this.pos, s);
+    if (written < 0) return this.encoded(JSON.stringify(s));
+    this.pos += written;
   }
 
   /** Well-formed UTF-16 (JSON.stringify escapes lone surrogates), so encodeInto is exact. */
@@ -251,6 +266,37 @@ class BoundedWriter {
     grown.set(this.buf.subarray(0, this.pos));
     this.buf = grown;
   }
+}
+
+/** Most bytes JSON.stringify writes for one ASCII character (`\u001f`). */
+export const MAX_ESCAPE_BYTES = 6;
+/** JSON.stringify's escape of each ASCII character that needs one ("" for the rest). */
+const ASCII_ESCAPES: readonly string[] = Array.from({ length: 0x80 }, (_, c) =>
+  c < 0x20 || c === 0x22 || c === 0x5c ? JSON.stringify(String.fromCharCode(c)).slice(1, -1) : "",
+);
+
+/**
+ * Write an ASCII `s` as JSON.stringify's token at `at` (quotes, escapes);
+ * returns the token's byte length, or -1 for a string with any non-ASCII unit
+ * (then the bytes written are garbage: it takes JSON.stringify and an encoder).
+ * `target` needs room for s.length * MAX_ESCAPE_BYTES + 2 bytes.
+ */
+export function writeAsciiToken(target: Uint8Array, at: number, s: string): number {
+  const n = s.length;
+  let p = at;
+  target[p++] = 0x22;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c !== 0x22 && c !== 0x5c) {
+      if (c > 0x7f) return -1;
+      target[p++] = c;
+    } else {
+      const escape = ASCII_ESCAPES[c];
+      for (let k = 0; k < escape.length; k++) target[p++] = escape.charCodeAt(k);
+    }
+  }
+  target[p++] = 0x22;
+  return p - at;
 }
 
 /** The [[...Data]] slot of a boxed primitive, read the way JSON.stringify does. */

@@ -20,7 +20,7 @@
  * JSON.stringify(JSON.parse(bytes)), the compact form, measured as such.
  */
 import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
-import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, type WalkRejection } from "./serialize.js";
+import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type GatedStrings, type WalkRejection } from "./serialize.js";
 
 export { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, type WalkRejection } from "./serialize.js";
 
@@ -104,8 +104,12 @@ function callWalk(e: EngineExports): number {
   return (callScalar ? w.walk_json_scalar : w.walk_json)(callText, callLen, callOut, MAX_WALK_NODES, MAX_WALK_DEPTH);
 }
 
-/** Run the engine's walk over `bytes`; `scalar` picks the kernel without SIMD. */
-function engineWalk(op: string, bytes: Uint8Array, scalar = false): EngineWalk {
+/**
+ * Run the engine's walk over `bytes`; `scalar` picks the kernel without SIMD.
+ * `gated` (from the serializer that wrote the bytes) gives the strings behind
+ * the records, so only records it does not cover are decoded.
+ */
+function engineWalk(op: string, bytes: Uint8Array, scalar = false, gated?: GatedStrings): EngineWalk {
   const len = bytes.length;
   const base = arenaFor(OUT_BYTES + len, op);
   const text = base + OUT_BYTES;
@@ -120,12 +124,19 @@ function engineWalk(op: string, bytes: Uint8Array, scalar = false): EngineWalk {
   const refs: WalkRef[] = [];
   if (status === "ok") {
     const count = u32(view, base + OUT_REFS);
+    const at = gated?.at ?? [];
+    const strings = gated?.strings ?? [];
+    let g = 0;
     for (let i = 0, rec = base + OUT_RECORDS; i < count; i++, rec += RECORD_BYTES) {
-      const start = text + u32(view, rec);
+      const offset = u32(view, rec);
+      const start = text + offset;
       const end = start + u32(view, rec + 4);
       const kind = u32(view, rec + 8);
+      // Records and gated strings are both in document order.
+      while (g < at.length && at[g] < offset) g++;
       let ref: string;
-      if (kind & REC_ASCII) ref = latin1(view, start, end);
+      if (g < at.length && at[g] === offset) ref = strings[g];
+      else if (kind & REC_ASCII) ref = latin1(view, start, end);
       else if (kind & REC_ESCAPED) ref = JSON.parse(`"${decoder.decode(view.subarray(start, end))}"`) as string; // escapes validated by the engine
       else ref = decoder.decode(view.subarray(start, end));
       refs.push({ type: (kind & 0xff) === GATE_TASK ? "task" : "file", ref });
@@ -154,7 +165,7 @@ export function walkStructured(payload: unknown): StructuredWalk {
   if (!json.ok) return rejected(json.reason);
   // JSON.stringify gives undefined for undefined, functions and symbols: nothing to walk.
   if (json.bytes.length === 0) return { status: "ok", refs: [] };
-  const walk = engineWalk("walkStructured", json.bytes);
+  const walk = engineWalk("walkStructured", json.bytes, false, json.gated);
   if (walk.status !== "ok") return rejected(walk.status);
   if (json.complete && json.bytes.length <= MAX_REF_BYTES && fallbackApplies(walk)) {
     return { status: "ok", refs: walk.refs, data: decoder.decode(json.bytes) };
@@ -184,15 +195,31 @@ function walkBytes(bytes: Uint8Array, scalar: boolean): StructuredWalk {
   return { status: "ok", refs: walk.refs };
 }
 
+// Gate arguments, for the same reason as the walk's.
+let gateText = 0;
+let gateLen = 0;
+let gateKind = 0;
+function callGate(e: EngineExports): number {
+  return (e as WalkExports).walk_gate(gateText, gateLen, gateKind);
+}
+
 /** One string through an engine gate, written as its JSON token. */
 function gate(value: unknown, kind: number, maxUnits: number, op: string): boolean {
   if (typeof value !== "string" || value.length === 0 || value.length > maxUnits) return false;
-  const json = serializeBounded(value);
-  if (!json.ok) return false;
-  const len = json.bytes.length;
-  const ptr = arenaFor(len, op);
-  memoryView().set(json.bytes, ptr);
-  return runEngine(op, len, (e) => (e as WalkExports).walk_gate(ptr, len, kind)) === 1;
+  // Most references are ASCII: their token goes straight into the arena.
+  let ptr = arenaFor(value.length * MAX_ESCAPE_BYTES + 2, op);
+  let len = writeAsciiToken(memoryView(), ptr, value);
+  if (len < 0) {
+    const json = serializeBounded(value);
+    if (!json.ok) return false;
+    len = json.bytes.length;
+    ptr = arenaFor(len, op);
+    memoryView().set(json.bytes, ptr);
+  }
+  gateText = ptr;
+  gateLen = len;
+  gateKind = kind;
+  return runEngine(op, len, callGate) === 1;
 }
 
 /**

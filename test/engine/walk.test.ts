@@ -112,6 +112,19 @@ describe("serializeBounded", () => {
     );
   });
 
+  it("writes ASCII strings exactly, every control character, quote, backslash and DEL included, short and long", () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 0x7f }).map((c) => String.fromCharCode(c)), maxLength: 120 });
+    const prose = fc.array(fc.constantFrom("word ", "/mnt/user-data/a.csv", "\n", "\t", '"', "\\", "\u007f", "\u0001"), { maxLength: 40 }).map((p) => p.join(""));
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.oneof(ascii, prose), fc.oneof(ascii, prose)), { maxLength: 4 }), (pairs) => {
+        const v = { entries: Object.fromEntries(pairs), path: pairs.map(([k]) => k), note: pairs.map(([, x]) => x).join("\n") };
+        const r = serializeBounded(v);
+        expect(r.ok && decoder.decode(r.bytes)).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("rejects over budget exactly when the JSON value has more than 1024 nodes or 32 levels", () => {
     const big = fc.letrec((tie) => ({
       v: fc.oneof({ depthSize: "medium" }, fc.integer(), tie("a")),
