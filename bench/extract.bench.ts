@@ -54,7 +54,7 @@ function structured(): Record<string, unknown> {
   };
 }
 
-type Kind = "text" | "structured" | "blocks" | "data";
+type Kind = "text" | "structured" | "blocks" | "data" | "mcp-json";
 function typicalMessage(kind: Kind, i: number): ToolMessageLike {
   const base = { tool_call_id: `call_${i}`, name: pick(["shell", "render", "fetch", "export"]), id: `msg_${i}` };
   switch (kind) {
@@ -74,6 +74,14 @@ function typicalMessage(kind: Kind, i: number): ToolMessageLike {
       };
     case "data": // small result without reference keys: the data fallback
       return { ...base, content: "done", artifact: { structured_content: { rows: i, ok: true, columns: [pick(WORDS), pick(WORDS)] } } };
+    case "mcp-json": {
+      // What @langchain/mcp-adapters 1.1.4 really returns for one text block
+      // plus structuredContent: that block's JSON as the content string; every
+      // other message's text is the spec's JSON mirror of the structured result.
+      const data = structured();
+      const text = i % 2 === 0 ? JSON.stringify(data) : prose(300);
+      return { ...base, content: JSON.stringify({ type: "text", text, structuredContent: data }), artifact: [{ type: "mcp_structured_content", data }] };
+    }
   }
 }
 
@@ -81,15 +89,18 @@ function typicalMessage(kind: Kind, i: number): ToolMessageLike {
 const KINDS: readonly Kind[] = ["text", "text", "structured", "blocks", "data"];
 const corpus = Array.from({ length: 200 }, (_, i) => typicalMessage(KINDS[i % KINDS.length], i));
 const corpusBytes = corpus.reduce((n, m) => n + JSON.stringify(m).length, 0);
+// Reported on its own, so that "all" stays the corpus earlier runs measured.
+const mcpJson = Array.from({ length: 40 }, (_, i) => typicalMessage("mcp-json", i));
 
 // Correctness before timing.
 let entries = 0;
+for (const m of mcpJson) deepStrictEqual(extractArtifacts(m, OPTIONS), baselineExtractArtifacts(m, OPTIONS));
 for (const m of corpus) {
   const got = extractArtifacts(m, OPTIONS);
   deepStrictEqual(got, baselineExtractArtifacts(m, OPTIONS));
   entries += got.length;
 }
-console.log(`corpus: ${corpus.length} messages, ${(corpusBytes / 1024).toFixed(0)} KB, ${entries} entries; extractArtifacts == baseline on all`);
+console.log(`corpus: ${corpus.length} messages, ${(corpusBytes / 1024).toFixed(0)} KB, ${entries} entries; extractArtifacts == baseline on all (and on ${mcpJson.length} mcp-adapters JSON strings)`);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const ROUNDS = 5;
@@ -128,6 +139,7 @@ const groups: Array<[string, readonly ToolMessageLike[]]> = [
   ["structured (mcp artifact)", corpus.filter((_, i) => KINDS[i % KINDS.length] === "structured")],
   ["blocks + 2–6 KB text", corpus.filter((_, i) => KINDS[i % KINDS.length] === "blocks")],
   ["data fallback", corpus.filter((_, i) => KINDS[i % KINDS.length] === "data")],
+  ["mcp-adapters JSON string", mcpJson],
 ];
 for (const [label, messages] of groups) {
   const r = await compare(messages);

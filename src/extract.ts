@@ -39,7 +39,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateHandles, type HandleSeed } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
-import { isReference, walkStructured } from "./engine/walk.js";
+import { isReference, walkStructured, walkStructuredWithJson } from "./engine/walk.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -100,14 +100,19 @@ function withinRefBytes(ref: string): boolean {
   return ref.length * 3 <= MAX_REF_BYTES || Buffer.byteLength(ref, "utf8") <= MAX_REF_BYTES;
 }
 
-/** JSON.parse(text) for a text that may be a JSON object or array, NOT_JSON otherwise. */
-function parseJsonText(text: string): unknown {
-  if (text.length > MAX_JSON_TEXT) return NOT_JSON;
+/** Whether the JSON rules parse `text`: at most MAX_JSON_TEXT units, `{` or `[` first. */
+function mayBeJson(text: string): boolean {
+  if (text.length > MAX_JSON_TEXT) return false;
   // JSON's own blanks; any other leading character fails JSON.parse anyway.
   let i = 0;
   let c = text.charCodeAt(0);
   while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = text.charCodeAt(++i);
-  if (c !== 0x7b && c !== 0x5b) return NOT_JSON;
+  return c === 0x7b || c === 0x5b;
+}
+
+/** JSON.parse(text) for a text that may be a JSON object or array, NOT_JSON otherwise. */
+function parseJsonText(text: string): unknown {
+  if (!mayBeJson(text)) return NOT_JSON;
   try {
     return JSON.parse(text);
   } catch {
@@ -150,8 +155,12 @@ function stringifyAtMost(payload: unknown, limit: number): string | undefined {
   }
 }
 
-/** The structured mirror rule: `text` is the JSON of `payload` (in any layout). */
-function isMirror(text: string, payload: unknown): boolean {
+/**
+ * The structured mirror rule: `text` is the JSON of `payload` (in any layout).
+ * `payloadJson` is JSON.stringify(payload) when the walk had it at hand.
+ */
+function isMirror(text: string, payload: unknown, payloadJson: string | undefined): boolean {
+  if (text === payloadJson) return true; // the usual mirror: JSON.stringify's own text
   const value = parseJsonText(text);
   if (value === NOT_JSON) return false;
   let json: string;
@@ -160,7 +169,22 @@ function isMirror(text: string, payload: unknown): boolean {
   } catch {
     return false; // nested too deep for the stack: a payload within the walk's budget is not
   }
-  return stringifyAtMost(payload, json.length) === json;
+  return json === (payloadJson ?? stringifyAtMost(payload, json.length));
+}
+
+/**
+ * The longest text of this result the mirror rule would parse, in UTF-16
+ * units; 0 when there is none. Known before the walk, so that the walk keeps
+ * the payload's JSON text only when some text may be compared with it.
+ */
+function mirrorCandidateUnits(content: unknown, blocks: unknown[] | undefined): number {
+  if (!blocks) return typeof content === "string" && mayBeJson(content) ? content.length : 0;
+  let longest = 0;
+  for (const block of blocks) {
+    const text = typeof block === "string" ? block : read(block, "type") === "text" ? read(block, "text") : undefined;
+    if (typeof text === "string" && text.length > longest && mayBeJson(text)) longest = text.length;
+  }
+  return longest;
 }
 
 /** The first structured payload present, in DESIGN §4 source order. */
@@ -204,6 +228,9 @@ class Entries {
     readonly payload: unknown,
   ) {}
 
+  /** JSON.stringify(payload), when the walk kept it. */
+  payloadJson: string | undefined;
+
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
     if (this.seen.has(ref)) return;
     this.seen.add(ref);
@@ -225,10 +252,18 @@ class Entries {
   }
 }
 
-function structuredRefs(payload: unknown, out: Entries, toolName: string): void {
+/** `mirrorUnits`: the longest text that may be the payload's mirror (0: none). */
+function structuredRefs(payload: unknown, out: Entries, toolName: string, mirrorUnits: number): void {
   let walk;
   try {
-    walk = walkStructured(payload);
+    if (mirrorUnits === 0) walk = walkStructured(payload);
+    else {
+      // A text's UTF-8 has at most 3 bytes per unit: a longer JSON cannot be
+      // that text verbatim (the general check then serializes on its own).
+      const both = walkStructuredWithJson(payload, 3 * mirrorUnits);
+      walk = both.walk;
+      out.payloadJson = both.json;
+    }
   } catch {
     return; // an engine failure drops this source only, like a rejected payload
   }
@@ -239,7 +274,7 @@ function structuredRefs(payload: unknown, out: Entries, toolName: string): void 
 
 function textRefs(text: string, out: Entries): void {
   if (!out.scan) return;
-  if (out.payload !== undefined && isMirror(text, out.payload)) return;
+  if (out.payload !== undefined && isMirror(text, out.payload, out.payloadJson)) return;
   let refs;
   try {
     refs = scanText(text, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
@@ -326,7 +361,7 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);
   const out = new Entries(toolName, toolCallId, callIndex, options, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
-  if (payload !== undefined) structuredRefs(payload, out, toolName);
+  if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out);
 

@@ -20,7 +20,7 @@
  * JSON.stringify(JSON.parse(bytes)), the compact form, measured as such.
  */
 import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
-import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type GatedStrings, type WalkRejection } from "./serialize.js";
+import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type BoundedJson, type GatedStrings, type WalkRejection } from "./serialize.js";
 
 export { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, type WalkRejection } from "./serialize.js";
 
@@ -161,7 +161,24 @@ function rejected(reason: WalkRejection): StructuredWalk {
  * BigInt, throwing getters) → rejected. Never throws but for an engine failure.
  */
 export function walkStructured(payload: unknown): StructuredWalk {
+  return walkSerialized(serializeBounded(payload));
+}
+
+/**
+ * walkStructured, and the payload's JSON text (exactly JSON.stringify(payload))
+ * when the walk wrote it in full within `jsonUpTo` UTF-8 bytes; undefined
+ * otherwise. For callers that compare texts with the payload: the bytes were
+ * written anyway, so this costs one decode, not a second serialization.
+ */
+export function walkStructuredWithJson(payload: unknown, jsonUpTo: number): { walk: StructuredWalk; json?: string } {
   const json = serializeBounded(payload);
+  const walk = walkSerialized(json);
+  if (!json.ok || !json.complete || json.bytes.length === 0 || json.bytes.length > jsonUpTo) return { walk };
+  // The bytes stay valid: nothing has serialized since.
+  return { walk, json: walk.status === "ok" && walk.data !== undefined ? walk.data : decoder.decode(json.bytes) };
+}
+
+function walkSerialized(json: BoundedJson): StructuredWalk {
   if (!json.ok) return rejected(json.reason);
   // JSON.stringify gives undefined for undefined, functions and symbols: nothing to walk.
   if (json.bytes.length === 0) return { status: "ok", refs: [] };

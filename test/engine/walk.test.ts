@@ -11,6 +11,7 @@ import {
   walkJsonBytes,
   walkJsonBytesScalar,
   walkStructured,
+  walkStructuredWithJson,
   type StructuredWalk,
 } from "../../src/engine/walk.js";
 
@@ -609,6 +610,34 @@ describe("invalid JSON bytes", () => {
       { numRuns: 1000 },
     );
     expect(walkText('{"path":"/after"}').refs).toEqual([{ type: "file", ref: "/after" }]);
+  });
+});
+
+describe("walkStructuredWithJson", () => {
+  it("gives walkStructured's walk and JSON.stringify's text of the payload", () => {
+    fc.assert(
+      fc.property(payload, (v) => {
+        const { walk, json } = walkStructuredWithJson(v, Infinity);
+        expect(walk).toEqual(walkStructured(v));
+        if (json !== undefined) expect(json).toBe(JSON.stringify(v));
+        else expect(JSON.stringify(v) === undefined || walk.status === "rejected").toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("keeps the text only within jsonUpTo UTF-8 bytes", () => {
+    const v = { note: "é" }; // {"note":"é"}: 13 bytes
+    expect(walkStructuredWithJson(v, 13).json).toBe('{"note":"é"}');
+    expect(walkStructuredWithJson(v, 12).json).toBeUndefined();
+  });
+
+  it("has no text when the payload was not written in full, or over budget", () => {
+    const long = { path: "/" + "a".repeat(MAX_REF_BYTES) };
+    expect(walkStructuredWithJson(long, Infinity)).toEqual({ walk: walkStructured(long) });
+    const wide = new Array(MAX_WALK_NODES).fill(0);
+    expect(walkStructuredWithJson(wide, Infinity)).toEqual({ walk: rejectedAs("nodes") });
+    expect(walkStructuredWithJson(undefined, Infinity)).toEqual({ walk: { status: "ok", refs: [] } });
   });
 });
 
