@@ -9,6 +9,11 @@
 // Two tiers with one batch signature: `sha256_batch_hex_scalar` hashes one
 // message at a time; `sha256_batch_hex` hashes four at a time, one per 32-bit
 // SIMD lane, which is what makes a batch cheaper than a loop of single calls.
+// The one-message tier (also behind the single-hash exports) keeps its rounds
+// scalar but computes the message schedule four words at a time in SIMD.
+// Both run their 64 rounds unrolled by eight, so the working variables rotate
+// by renaming instead of eight register moves per round, and both write hex
+// with SIMD (16 digits per swizzle).
 
 // Round constants: first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes.
@@ -40,11 +45,10 @@ const BLOCK: usize = 64;
 // longer than 55 bytes (plus the 0x80 marker) spills into a second block.
 const MAX_ONE_BLOCK_TAIL: usize = 55;
 
-// Scalar tier.
-const W: usize = memory.data(64 * 4, 16); // message schedule
+// One-message tier.
 const WK: usize = memory.data(64 * 4, 16); // schedule plus round constants
 const H: usize = memory.data(8 * 4, 16); // chaining state between blocks
-const TAIL: usize = memory.data(2 * BLOCK, 16); // last one or two padded blocks
+const TAIL: usize = memory.data(2 * <i32>BLOCK, 16); // last one or two padded blocks
 
 // SIMD tier: word t (or state word k) of lane l sits at 16 * t + 4 * l.
 const VW: usize = memory.data(64 * 16, 16);
@@ -56,15 +60,10 @@ const LANE_BLOCKS: usize = memory.data(<i32>LANES * 4, 16); // whole blocks + pa
 
 @inline function bigSigma0(x: u32): u32 { return rotr<u32>(x, 2) ^ rotr<u32>(x, 13) ^ rotr<u32>(x, 22); }
 @inline function bigSigma1(x: u32): u32 { return rotr<u32>(x, 6) ^ rotr<u32>(x, 11) ^ rotr<u32>(x, 25); }
-@inline function smallSigma0(x: u32): u32 { return rotr<u32>(x, 7) ^ rotr<u32>(x, 18) ^ (x >>> 3); }
-@inline function smallSigma1(x: u32): u32 { return rotr<u32>(x, 17) ^ rotr<u32>(x, 19) ^ (x >>> 10); }
-// Choose f or g by the bits of e; majority vote of a, b, c (fewer ops than the
-// textbook forms).
+// Choose f or g by the bits of e (one operation fewer than the textbook form).
 @inline function ch(e: u32, f: u32, g: u32): u32 { return g ^ (e & (f ^ g)); }
-@inline function maj(a: u32, b: u32, c: u32): u32 { return (a & b) | (c & (a | b)); }
 
-// SIMD helpers -------------------------------------------------------------------
-// (the scalar tier byte-swaps its message with them; the lanes tier uses all)
+// SIMD helpers (both tiers) -----------------------------------------------------
 
 /** Byte-swap each 32-bit word: big-endian message words from little-endian loads. */
 @inline function bswapWords(v: v128): v128 {
@@ -81,35 +80,81 @@ const LANE_BLOCKS: usize = memory.data(<i32>LANES * 4, 16); // whole blocks + pa
 /**
  * Pad the last `len % 64` bytes of a `len`-byte message at `ptr` into the one
  * or two blocks at `tail`; returns how many blocks it filled. Padding goes
- * into static scratch, never past the caller's input.
+ * into static scratch, never past the caller's input. Plain stores rather than
+ * memory.fill/memory.copy: V8 compiles those to runtime calls, which cost more
+ * than the at most 128 bytes they would move here.
  */
 @inline function padTail(tail: usize, ptr: usize, len: usize): usize {
   const rest = len & (BLOCK - 1);
-  const tailLen: usize = rest > MAX_ONE_BLOCK_TAIL ? 2 * BLOCK : BLOCK;
-  memory.fill(tail, 0, tailLen);
-  memory.copy(tail, ptr + len - rest, rest);
+  const zero = i64x2.splat(0);
+  v128.store(tail, zero, 0);
+  v128.store(tail, zero, 16);
+  v128.store(tail, zero, 32);
+  v128.store(tail, zero, 48);
+  v128.store(tail, zero, 64);
+  v128.store(tail, zero, 80);
+  v128.store(tail, zero, 96);
+  v128.store(tail, zero, 112);
+  const src = ptr + len - rest;
+  // Whole chunks, then one last chunk ending exactly at `rest` (it may overlap
+  // the previous one): no byte loop, and no read past the message.
+  if (rest >= 16) {
+    for (let o: usize = 0; o + 16 <= rest; o += 16) v128.store(tail + o, v128.load(src + o));
+    v128.store(tail + rest - 16, v128.load(src + rest - 16));
+  } else if (rest >= 8) {
+    store<u64>(tail, load<u64>(src));
+    store<u64>(tail + rest - 8, load<u64>(src + rest - 8));
+  } else if (rest >= 4) {
+    store<u32>(tail, load<u32>(src));
+    store<u32>(tail + rest - 4, load<u32>(src + rest - 4));
+  } else {
+    for (let o: usize = 0; o < rest; o++) store<u8>(tail + o, load<u8>(src + o));
+  }
   store<u8>(tail + rest, 0x80);
+  const tailLen: usize = rest > MAX_ONE_BLOCK_TAIL ? 2 * BLOCK : BLOCK;
   store<u64>(tail + tailLen - 8, bswap<u64>(<u64>len << 3));
   return tailLen >> 6;
 }
 
+/**
+ * Schedule words W[t..t+3] from x0 = W[t-16..t-13] .. x3 = W[t-4..t-1]:
+ * W[t] = σ1(W[t-2]) + W[t-7] + σ0(W[t-15]) + W[t-16]. Everything but the σ1
+ * term is four independent sums; W[t+2] and W[t+3] need σ1 of W[t] and
+ * W[t+1], so σ1 runs twice, first on the last two old words, then on the
+ * first two new ones. About a third of the instructions of four scalar words.
+ */
+@inline function scheduleQuad(x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const w15 = v128.shuffle<u32>(x0, x1, 1, 2, 3, 4); // W[t-15..t-12]
+  const w7 = v128.shuffle<u32>(x2, x3, 1, 2, 3, 4); // W[t-7..t-4]
+  const s = i32x4.add(i32x4.add(x0, w7), vSmallSigma0(w15));
+  // Lanes 0-1: σ1(W[t-2]), σ1(W[t-1]); lanes 2-3 are not used.
+  const low = vSmallSigma1(v128.shuffle<u32>(x3, x3, 2, 3, 2, 3));
+  const first = i32x4.add(s, low); // W[t], W[t+1] in lanes 0-1
+  // Lanes 2-3: σ1(W[t]), σ1(W[t+1]).
+  const high = vSmallSigma1(v128.shuffle<u32>(first, first, 0, 1, 0, 1));
+  return i32x4.add(s, v128.shuffle<u32>(low, high, 0, 1, 6, 7));
+}
+
 /** Fold one 64-byte block at `p` into the state at H. */
 function compress(p: usize): void {
-  // Message words are big-endian; wasm loads are little-endian.
-  for (let i: usize = 0; i < 64; i += 16) {
-    const w = bswapWords(v128.load(p + i));
-    v128.store(W + i, w);
-    v128.store(WK + i, i32x4.add(w, v128.load(K + i)));
-  }
-  // Scalar from here: W[t] needs W[t-2], and 16-byte loads spanning several
-  // fresh 4-byte stores would stall on store-to-load forwarding.
-  for (let i: usize = 64; i < 256; i += 4) {
-    const w15 = load<u32>(W + i - 60);
-    const w2 = load<u32>(W + i - 8);
-    const w = smallSigma1(w2) + load<u32>(W + i - 28) + smallSigma0(w15) + load<u32>(W + i - 64);
-    store<u32>(W + i, w);
-    // K[i] + W[i] up front: one load per round instead of two.
-    store<u32>(WK + i, w + load<u32>(K + i));
+  // Message words are big-endian; wasm loads are little-endian. The schedule
+  // is computed four words at a time in registers (see scheduleQuad); the
+  // rounds then read K[t] + W[t] with one load each.
+  let x0 = bswapWords(v128.load(p, 0));
+  let x1 = bswapWords(v128.load(p, 16));
+  let x2 = bswapWords(v128.load(p, 32));
+  let x3 = bswapWords(v128.load(p, 48));
+  v128.store(WK, i32x4.add(x0, v128.load(K, 0)), 0);
+  v128.store(WK, i32x4.add(x1, v128.load(K, 16)), 16);
+  v128.store(WK, i32x4.add(x2, v128.load(K, 32)), 32);
+  v128.store(WK, i32x4.add(x3, v128.load(K, 48)), 48);
+  for (let i: usize = 64; i < 256; i += 16) {
+    const x4 = scheduleQuad(x0, x1, x2, x3);
+    v128.store(WK + i, i32x4.add(x4, v128.load(K + i)));
+    x0 = x1;
+    x1 = x2;
+    x2 = x3;
+    x3 = x4;
   }
   let a = load<u32>(H, 0);
   let b = load<u32>(H, 4);
@@ -119,17 +164,29 @@ function compress(p: usize): void {
   let f = load<u32>(H, 20);
   let g = load<u32>(H, 24);
   let h = load<u32>(H, 28);
-  for (let i: usize = 0; i < 256; i += 4) {
-    const t1 = h + bigSigma1(e) + ch(e, f, g) + load<u32>(WK + i);
-    const t2 = bigSigma0(a) + maj(a, b, c);
-    h = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
+  // Eight rounds per iteration, each naming the variables one place further
+  // on, so the state rotates by renaming. Each round's a ^ b is the next
+  // round's b ^ c, which makes the majority three operations instead of four.
+  let bc = b ^ c;
+  let ab: u32;
+  let t: u32;
+  for (let i: usize = 0; i < 256; i += 32) {
+    t = h + bigSigma1(e) + ch(e, f, g) + load<u32>(WK + i, 0);
+    d += t; ab = a ^ b; h = t + bigSigma0(a) + (b ^ (ab & bc)); bc = ab;
+    t = g + bigSigma1(d) + ch(d, e, f) + load<u32>(WK + i, 4);
+    c += t; ab = h ^ a; g = t + bigSigma0(h) + (a ^ (ab & bc)); bc = ab;
+    t = f + bigSigma1(c) + ch(c, d, e) + load<u32>(WK + i, 8);
+    b += t; ab = g ^ h; f = t + bigSigma0(g) + (h ^ (ab & bc)); bc = ab;
+    t = e + bigSigma1(b) + ch(b, c, d) + load<u32>(WK + i, 12);
+    a += t; ab = f ^ g; e = t + bigSigma0(f) + (g ^ (ab & bc)); bc = ab;
+    t = d + bigSigma1(a) + ch(a, b, c) + load<u32>(WK + i, 16);
+    h += t; ab = e ^ f; d = t + bigSigma0(e) + (f ^ (ab & bc)); bc = ab;
+    t = c + bigSigma1(h) + ch(h, a, b) + load<u32>(WK + i, 20);
+    g += t; ab = d ^ e; c = t + bigSigma0(d) + (e ^ (ab & bc)); bc = ab;
+    t = b + bigSigma1(g) + ch(g, h, a) + load<u32>(WK + i, 24);
+    f += t; ab = c ^ d; b = t + bigSigma0(c) + (d ^ (ab & bc)); bc = ab;
+    t = a + bigSigma1(f) + ch(f, g, h) + load<u32>(WK + i, 28);
+    e += t; ab = b ^ c; a = t + bigSigma0(b) + (c ^ (ab & bc)); bc = ab;
   }
   store<u32>(H, load<u32>(H, 0) + a, 0);
   store<u32>(H, load<u32>(H, 4) + b, 4);
@@ -152,22 +209,48 @@ function digest(ptr: usize, len: usize): void {
 }
 
 /**
- * Write the first `chars` hex digits (a multiple of 8, at most 64) of the
- * digest whose word k sits at `words + k * stride`.
+ * Hex of the first `words` (1 to 4) 32-bit lanes of `v` at `out`, most
+ * significant digit first: 16 digits per table swizzle instead of one load
+ * and one store per digit.
  */
-@inline function writeHex(out: usize, chars: usize, words: usize, stride: usize): void {
-  for (let k: usize = 0; k < chars; k += 8) {
-    const w = load<u32>(words + (k >> 3) * stride);
-    for (let n: usize = 0; n < 8; n++) {
-      store<u8>(out + k + n, load<u8>(HEX + ((w >>> (28 - ((<u32>n) << 2))) & 15)));
-    }
+@inline function storeHex(out: usize, v: v128, words: usize): void {
+  const bytes = bswapWords(v);
+  const hi = i8x16.shr_u(bytes, 4);
+  const lo = v128.and(bytes, i8x16.splat(0x0f));
+  const digits = v128.load(HEX);
+  const first = i8x16.swizzle(digits, i8x16.shuffle(hi, lo, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23));
+  if (words >= 2) v128.store(out, first);
+  else v128.store64_lane(out, first, 0);
+  if (words > 2) {
+    const second = i8x16.swizzle(digits, i8x16.shuffle(hi, lo, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31));
+    if (words == 4) v128.store(out, second, 16);
+    else v128.store64_lane(out, second, 0, 16);
   }
+}
+
+/**
+ * The first `chars` hex digits (a multiple of 8, 8 to 64) of a digest whose
+ * words 0-3 are `lo` and words 4-7 are `hi`.
+ */
+@inline function writeHex(out: usize, chars: usize, lo: v128, hi: v128): void {
+  const words = chars >> 3;
+  storeHex(out, lo, words < 4 ? words : 4);
+  if (words > 4) storeHex(out + 32, hi, words - 4);
 }
 
 // SIMD tier ---------------------------------------------------------------------
 
-// Majority: where a and b differ, c decides.
-@inline function vMaj(a: v128, b: v128, c: v128): v128 { return v128.bitselect(c, a, v128.xor(a, b)); }
+/** h + Σ1(e) + Ch(e, f, g) + K[t] + W[t] for round t = i / 4. */
+@inline function vT1(h: v128, e: v128, f: v128, g: v128, i: usize): v128 {
+  return i32x4.add(i32x4.add(h, vBigSigma1(e)), i32x4.add(v128.bitselect(f, g, e), vwk(i)));
+}
+/**
+ * Σ0(a) + Maj(a, b, c), given ab = a ^ b and bc = b ^ c: where a and b agree
+ * the majority is b, elsewhere it is c = b ^ (b ^ c).
+ */
+@inline function vT2(a: v128, b: v128, ab: v128, bc: v128): v128 {
+  return i32x4.add(vBigSigma0(a), v128.xor(b, v128.and(ab, bc)));
+}
 // Schedule word plus the round constant for round i / 4.
 @inline function vwk(i: usize): v128 {
   return i32x4.add(v128.load(VW + i * 4), v128.load32_splat(K + i));
@@ -228,17 +311,27 @@ function compressLanes(blk: u32): void {
   let f = v128.load(VH, 80);
   let g = v128.load(VH, 96);
   let h = v128.load(VH, 112);
-  for (let i: usize = 0; i < 256; i += 4) {
-    const t1 = i32x4.add(i32x4.add(h, vBigSigma1(e)), i32x4.add(v128.bitselect(f, g, e), vwk(i)));
-    const t2 = i32x4.add(vBigSigma0(a), vMaj(a, b, c));
-    h = g;
-    g = f;
-    f = e;
-    e = i32x4.add(d, t1);
-    d = c;
-    c = b;
-    b = a;
-    a = i32x4.add(t1, t2);
+  // Unrolled by eight with the carried a ^ b, as in the scalar `compress`.
+  let bc = v128.xor(b, c);
+  let ab: v128;
+  let t: v128;
+  for (let i: usize = 0; i < 256; i += 32) {
+    t = vT1(h, e, f, g, i);
+    d = i32x4.add(d, t); ab = v128.xor(a, b); h = i32x4.add(t, vT2(a, b, ab, bc)); bc = ab;
+    t = vT1(g, d, e, f, i + 4);
+    c = i32x4.add(c, t); ab = v128.xor(h, a); g = i32x4.add(t, vT2(h, a, ab, bc)); bc = ab;
+    t = vT1(f, c, d, e, i + 8);
+    b = i32x4.add(b, t); ab = v128.xor(g, h); f = i32x4.add(t, vT2(g, h, ab, bc)); bc = ab;
+    t = vT1(e, b, c, d, i + 12);
+    a = i32x4.add(a, t); ab = v128.xor(f, g); e = i32x4.add(t, vT2(f, g, ab, bc)); bc = ab;
+    t = vT1(d, a, b, c, i + 16);
+    h = i32x4.add(h, t); ab = v128.xor(e, f); d = i32x4.add(t, vT2(e, f, ab, bc)); bc = ab;
+    t = vT1(c, h, a, b, i + 20);
+    g = i32x4.add(g, t); ab = v128.xor(d, e); c = i32x4.add(t, vT2(d, e, ab, bc)); bc = ab;
+    t = vT1(b, g, h, a, i + 24);
+    f = i32x4.add(f, t); ab = v128.xor(c, d); b = i32x4.add(t, vT2(c, d, ab, bc)); bc = ab;
+    t = vT1(a, f, g, h, i + 28);
+    e = i32x4.add(e, t); ab = v128.xor(b, c); a = i32x4.add(t, vT2(b, c, ab, bc)); bc = ab;
   }
   const live = i32x4.gt_u(v128.load(LANE_BLOCKS), i32x4.splat(blk));
   v128.store(VH, v128.bitselect(i32x4.add(v128.load(VH, 0), a), v128.load(VH, 0), live), 0);
@@ -255,7 +348,7 @@ function compressLanes(blk: u32): void {
  * Hash table entries `first .. first + lanes - 1` (1..4) side by side; unused
  * lanes repeat the first entry, so they cost nothing extra and are not written.
  */
-function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: usize): void {
+function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: usize, stride: usize): void {
   let most: u32 = 0;
   for (let l: u32 = 0; l < LANES; l++) {
     const entry = table + (<usize>(first + (l < lanes ? l : 0)) << 3);
@@ -270,9 +363,39 @@ function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: us
   }
   for (let k: usize = 0; k < 8; k++) v128.store(VH + k * 16, v128.load32_splat(IV + k * 4));
   for (let b: u32 = 0; b < most; b++) compressLanes(b);
-  for (let l: u32 = 0; l < lanes; l++) {
-    writeHex(out + <usize>(first + l) * chars, chars, VH + (<usize>l << 2), 16);
+  // VH holds word k of every lane in row k: transpose rows 0-3 (and 4-7 when
+  // more than 32 digits are asked for) into one vector of words per lane.
+  const r0 = v128.load(VH, 0);
+  const r1 = v128.load(VH, 16);
+  const r2 = v128.load(VH, 32);
+  const r3 = v128.load(VH, 48);
+  const lo01 = v128.shuffle<u32>(r0, r1, 0, 4, 1, 5);
+  const hi01 = v128.shuffle<u32>(r0, r1, 2, 6, 3, 7);
+  const lo23 = v128.shuffle<u32>(r2, r3, 0, 4, 1, 5);
+  const hi23 = v128.shuffle<u32>(r2, r3, 2, 6, 3, 7);
+  let m0 = lo01;
+  let m1 = lo01;
+  let m2 = lo01;
+  let m3 = lo01;
+  if (chars > 32) {
+    const r4 = v128.load(VH, 64);
+    const r5 = v128.load(VH, 80);
+    const r6 = v128.load(VH, 96);
+    const r7 = v128.load(VH, 112);
+    const lo45 = v128.shuffle<u32>(r4, r5, 0, 4, 1, 5);
+    const hi45 = v128.shuffle<u32>(r4, r5, 2, 6, 3, 7);
+    const lo67 = v128.shuffle<u32>(r6, r7, 0, 4, 1, 5);
+    const hi67 = v128.shuffle<u32>(r6, r7, 2, 6, 3, 7);
+    m0 = v128.shuffle<u32>(lo45, lo67, 0, 1, 4, 5);
+    m1 = v128.shuffle<u32>(lo45, lo67, 2, 3, 6, 7);
+    m2 = v128.shuffle<u32>(hi45, hi67, 0, 1, 4, 5);
+    m3 = v128.shuffle<u32>(hi45, hi67, 2, 3, 6, 7);
   }
+  const at = out + <usize>first * stride;
+  writeHex(at, chars, v128.shuffle<u32>(lo01, lo23, 0, 1, 4, 5), m0);
+  if (lanes > 1) writeHex(at + stride, chars, v128.shuffle<u32>(lo01, lo23, 2, 3, 6, 7), m1);
+  if (lanes > 2) writeHex(at + 2 * stride, chars, v128.shuffle<u32>(hi01, hi23, 0, 1, 4, 5), m2);
+  if (lanes > 3) writeHex(at + 3 * stride, chars, v128.shuffle<u32>(hi01, hi23, 2, 3, 6, 7), m3);
 }
 
 // Exports -----------------------------------------------------------------------
@@ -297,29 +420,69 @@ export function sha256_head32(ptr: usize, len: usize): u32 {
 /** SHA-256 of `len` bytes at `ptr` as 64 lowercase hex digits at `out`. */
 export function sha256_hex(ptr: usize, len: usize, out: usize): void {
   digest(ptr, len);
-  writeHex(out, 64, H, 4);
+  writeHex(out, 64, v128.load(H), v128.load(H, 16));
 }
 
 /**
  * Hash `count` messages in one call. `table` holds `count` pairs of u32
  * (absolute pointer, byte length); message i's first `chars` hex digits
- * (a multiple of 8, at most 64) go to `out + i * chars`, so the host decodes
- * all of them as one ASCII string. Four messages at a time, one per SIMD lane.
+ * (a multiple of 8, 8 to 64) go to `out + i * stride` (`stride` >= `chars`),
+ * so the host can leave room for a prefix of its own before each one. Four
+ * messages at a time, one per SIMD lane.
  */
-export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: usize): void {
+export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: usize, stride: usize): void {
   let i: u32 = 0;
-  for (; i + LANES <= count; i += LANES) digestLanes(table, i, LANES, out, chars);
+  for (; i + LANES <= count; i += LANES) digestLanes(table, i, LANES, out, chars, stride);
   const rest = count - i;
   // One leftover message is cheaper on the scalar path than alone in a SIMD group.
-  if (rest > 1) digestLanes(table, i, rest, out, chars);
-  else if (rest == 1) sha256_batch_hex_scalar(table + (<usize>i << 3), 1, out + <usize>i * chars, chars);
+  if (rest > 1) digestLanes(table, i, rest, out, chars, stride);
+  else if (rest == 1) sha256_batch_hex_scalar(table + (<usize>i << 3), 1, out + <usize>i * stride, chars, stride);
 }
 
 /** `sha256_batch_hex` one message at a time: the reference the SIMD tier is tested against. */
-export function sha256_batch_hex_scalar(table: usize, count: u32, out: usize, chars: usize): void {
+export function sha256_batch_hex_scalar(table: usize, count: u32, out: usize, chars: usize, stride: usize): void {
   for (let i: u32 = 0; i < count; i++) {
     const entry = table + (<usize>i << 3);
     digest(<usize>load<u32>(entry), <usize>load<u32>(entry, 4));
-    writeHex(out + <usize>i * chars, chars, H, 4);
+    writeHex(out + <usize>i * stride, chars, v128.load(H), v128.load(H, 16));
   }
+}
+
+// Ledger-key support -----------------------------------------------------------
+
+const QUOTE: u8 = 0x22;
+const BACKSLASH: u8 = 0x5c;
+const FIRST_PRINTABLE: u8 = 0x20;
+const PRINTABLE_SPAN: u8 = 0x7e - 0x20; // printable ASCII is 0x20..0x7e
+
+/**
+ * The number of double quotes in `len` bytes at `ptr` if every byte is
+ * printable ASCII other than a backslash, else -1. The host writes ledger-key
+ * JSON with its ids unescaped and checks the quote count against the JSON
+ * structure: then no id needed escaping (Python's json.dumps escapes exactly
+ * the quote, the backslash and everything outside 0x20..0x7e), so the text is
+ * already what json.dumps writes. 16 bytes per step; any length, any alignment.
+ */
+export function sha256_plain_quotes(ptr: usize, len: usize): i32 {
+  const quote = i8x16.splat(QUOTE);
+  const backslash = i8x16.splat(BACKSLASH);
+  const first = i8x16.splat(FIRST_PRINTABLE);
+  const span = i8x16.splat(PRINTABLE_SPAN);
+  let bad = i8x16.splat(0);
+  let quotes: i32 = 0;
+  const whole = ptr + (len & ~(<usize>15));
+  let p = ptr;
+  for (; p < whole; p += 16) {
+    const v = v128.load(p);
+    // Bytes below 0x20 wrap around to above the span after the subtraction.
+    bad = v128.or(bad, v128.or(i8x16.gt_u(i8x16.sub(v, first), span), i8x16.eq(v, backslash)));
+    quotes += popcnt<i32>(i8x16.bitmask(i8x16.eq(v, quote)));
+  }
+  let badTail = false;
+  for (const end = ptr + len; p < end; p++) {
+    const b = load<u8>(p);
+    badTail = badTail || <u8>(b - FIRST_PRINTABLE) > PRINTABLE_SPAN || b == BACKSLASH;
+    quotes += <i32>(b == QUOTE);
+  }
+  return badTail || v128.any_true(bad) ? -1 : quotes;
 }

@@ -1,13 +1,27 @@
-// Handles: the engine's SHA-256 against node:crypto (OpenSSL), side by side.
+// Handles and ledger keys: the engine's SHA-256 against node:crypto (OpenSSL), side by side.
 //   per call: generateHandle vs createHash(...).update(s).digest("hex").slice(0, 8)   target ≥ 1×
 //   batch:    generateHandles(1000 seeds) vs the node:crypto loop over them        target ≥ 3×
+//   keys:     occurrenceKeys(10k seeds, one capture round of a 10k-message history)
+//             vs json.dumps-style text + node:crypto per key                      (info)
 // Every result is checked against node:crypto before anything is timed.
+// Each figure is a median over samples of a whole pass: wall time, and the
+// process CPU time (process.cpuUsage) of the same samples. The machine is
+// shared, so wall time includes waiting for a core; CPU time does not, but it
+// counts every thread of the process, including V8's background GC.
 // Run: npm run bench -- hash
 import { createHash, randomUUID } from "node:crypto";
 import { Bench } from "tinybench";
-import { generateHandle, generateHandles, sha256Hex, type HandleSeed } from "../src/engine/hash.js";
+import {
+  generateHandle,
+  generateHandles,
+  occurrenceKeys,
+  sha256Hex,
+  type HandleSeed,
+  type OccurrenceSeed,
+} from "../src/engine/hash.js";
 
 const SEEDS = 1000;
+const KEYS = 10_000;
 
 // Shaped like capture's seeds: LangGraph thread ids, provider tool-call ids,
 // and the ToolMessage id as occurrence id for most (messages without an id
@@ -16,16 +30,42 @@ const SEEDS = 1000;
 // concatenation trees that every consumer would re-flatten on each use.
 const seeds: HandleSeed[] = JSON.parse(JSON.stringify(Array.from({ length: SEEDS }, (_, i) => ({
   threadId: randomUUID(),
-  toolCallId: i % 2 ? `toolu_01${randomUUID().replace(/-/g, "").slice(0, 22)}` : `call_${randomUUID().slice(0, 24)}`,
+  toolCallId: toolCallId(),
   callIndex: i % 5 === 0 ? i % 7 : 0,
   ordinal: i % 3,
   occurrenceId: i % 5 === 0 ? null : `run-${randomUUID()}`,
 }))));
 
+// One thread's history as capture hashes it after a reload: a result key per
+// ToolMessage (by its id) and a call key per AIMessage tool call.
+const THREAD = randomUUID();
+const keySeeds: OccurrenceSeed[] = JSON.parse(JSON.stringify(Array.from({ length: KEYS }, (_, i): OccurrenceSeed => {
+  const call = i % 2 === 1;
+  return { kind: call ? "call" : "result", threadId: THREAD, messageId: call ? `run-${randomUUID()}` : randomUUID(), toolCallId: toolCallId(), index: 0 };
+})));
+
+function toolCallId(): string {
+  return Math.random() < 0.5 ? `toolu_01${randomUUID().replace(/-/g, "").slice(0, 22)}` : `call_${randomUUID().slice(0, 24)}`;
+}
+
 function nodeHandle(s: HandleSeed): string {
   const text = `${s.threadId}:${s.toolCallId}:${s.callIndex}:${s.ordinal ?? 0}`;
   const full = s.occurrenceId == null ? text : `${text}:${s.occurrenceId}`;
   return `art_${createHash("sha256").update(full).digest("hex").slice(0, 8)}`;
+}
+
+// The straightforward node:crypto version of a ledger key: JSON.stringify
+// already writes printable ASCII as Python does; anything else gets Python's
+// \uXXXX escapes (never taken for these ids, kept for correctness).
+const PRINTABLE = /^[\x20-\x7e]*$/;
+function pyString(s: string): string {
+  const json = JSON.stringify(s);
+  return PRINTABLE.test(s) ? json : json.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+function nodeKey(s: OccurrenceSeed): string {
+  const i = s.messageId == null || s.kind === "call" ? s.index : 0;
+  const m = s.messageId == null ? "null" : pyString(s.messageId);
+  return `${s.kind}:${createHash("sha256").update(`[${pyString(s.threadId)}, ${m}, ${pyString(s.toolCallId)}, ${i}]`).digest("hex")}`;
 }
 
 function engineSingles(): string[] {
@@ -43,13 +83,21 @@ function nodeLoop(): string[] {
   return out;
 }
 
+function nodeKeys(): string[] {
+  const out = new Array<string>(KEYS);
+  for (let i = 0; i < KEYS; i++) out[i] = nodeKey(keySeeds[i]);
+  return out;
+}
+
 const big = "tool output line with a path /mnt/user-data/out/report-ü.csv and more\n".repeat(16_000); // ~1.1 MB
 
 // --- verify ------------------------------------------------------------------
 const expected = nodeLoop();
+const expectedKeys = nodeKeys();
 const checks: Array<[string, boolean]> = [
   ["generateHandle == node:crypto", engineSingles().every((h, i) => h === expected[i])],
   ["generateHandles == node:crypto", generateHandles(seeds).every((h, i) => h === expected[i])],
+  ["occurrenceKeys == node:crypto", occurrenceKeys(keySeeds).every((k, i) => k === expectedKeys[i])],
   ["sha256Hex(1 MB) == node:crypto", sha256Hex(big) === createHash("sha256").update(big).digest("hex")],
 ];
 for (const [name, ok] of checks) {
@@ -58,46 +106,75 @@ for (const [name, ok] of checks) {
 }
 
 // --- time --------------------------------------------------------------------
-// Each sample runs the whole 1000-seed pass: per-call timings of ~1 µs would
-// otherwise be dominated by the timer itself.
+// Each sample runs a whole pass: per-call timings of ~1 µs would otherwise be
+// dominated by the timer itself.
 const bench = new Bench({ time: 2000, warmupTime: 300 });
+const cpuSamples = new Map<string, number[]>();
 let sink = 0;
-bench
-  .add("generateHandle ×1000 (one call each)", () => {
-    sink += engineSingles().length;
-  })
-  .add("node:crypto ×1000 (one call each)", () => {
-    sink += nodeLoop().length;
-  })
-  .add("generateHandles(1000 seeds)", () => {
-    sink += generateHandles(seeds).length;
-  })
-  .add("sha256Hex 1 MB", () => {
-    sink += sha256Hex(big).length;
-  })
-  .add("node:crypto 1 MB", () => {
-    sink += createHash("sha256").update(big).digest("hex").length;
-  });
+
+/** Add a task whose samples also record process CPU time (ms), outside warmup. */
+function task(name: string, fn: () => { length: number }): void {
+  const samples: number[] = [];
+  let measuring = false;
+  cpuSamples.set(name, samples);
+  bench.add(
+    name,
+    () => {
+      const before = process.cpuUsage();
+      sink += fn().length;
+      const used = process.cpuUsage(before);
+      if (measuring) samples.push((used.user + used.system) / 1000);
+    },
+    { beforeAll: (mode) => void (measuring = mode === "run") },
+  );
+}
+
+task("generateHandle ×1000 (one call each)", engineSingles);
+task("node:crypto ×1000 (one call each)", nodeLoop);
+task("generateHandles(1000 seeds)", () => generateHandles(seeds));
+task("occurrenceKeys(10k seeds)", () => occurrenceKeys(keySeeds));
+task("node:crypto ×10k keys (one call each)", nodeKeys);
+task("sha256Hex 1 MB", () => sha256Hex(big));
+task("node:crypto 1 MB", () => createHash("sha256").update(big).digest("hex"));
 
 await bench.run();
 
-const median = (name: string): number => {
-  const task = bench.tasks.find((t) => t.name === name);
-  const r = task?.result;
-  if (!r || !("latency" in r)) throw new Error(`bench task ${name} did not complete (${r?.state})`);
-  return r.latency.p50; // ms
+interface Figures {
+  wall: number; // ms
+  cpu: number; // ms
+}
+
+const middle = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[sorted.length >> 1];
 };
 
-const single = median("generateHandle ×1000 (one call each)");
-const node = median("node:crypto ×1000 (one call each)");
-const batch = median("generateHandles(1000 seeds)");
-const bigEngine = median("sha256Hex 1 MB");
-const bigNode = median("node:crypto 1 MB");
-const ns = (ms: number) => `${((ms * 1e6) / SEEDS).toFixed(0)} ns/handle`;
+const figures = (name: string): Figures => {
+  const r = bench.tasks.find((t) => t.name === name)?.result;
+  if (!r || !("latency" in r)) throw new Error(`bench task ${name} did not complete (${r?.state})`);
+  return { wall: r.latency.p50, cpu: middle(cpuSamples.get(name)!) };
+};
+
+const single = figures("generateHandle ×1000 (one call each)");
+const node = figures("node:crypto ×1000 (one call each)");
+const batch = figures("generateHandles(1000 seeds)");
+const keys = figures("occurrenceKeys(10k seeds)");
+const nodeKeyLoop = figures("node:crypto ×10k keys (one call each)");
+const bigEngine = figures("sha256Hex 1 MB");
+const bigNode = figures("node:crypto 1 MB");
+
+const ns = (ms: number, per: number) => `${((ms * 1e6) / per).toFixed(0).padStart(5)} ns`;
+const pair = (f: Figures, per: number) => `wall ${ns(f.wall, per)}  cpu ${ns(f.cpu, per)}`;
+const ratio = (base: Figures, f: Figures) =>
+  `${(base.wall / f.wall).toFixed(2)}× wall, ${(base.cpu / f.cpu).toFixed(2)}× cpu`;
 const mbps = (ms: number) => `${(big.length / 1e6 / (ms / 1e3)).toFixed(0)} MB/s`;
 
-console.log(`\nmedians (${SEEDS} seeds, ${sink > 0 ? "results consumed" : ""})`);
-console.log(`  node:crypto per call        ${ns(node)}`);
-console.log(`  generateHandle per call     ${ns(single)}   ${(node / single).toFixed(2)}× node:crypto (target ≥ 1×)`);
-console.log(`  generateHandles batch       ${ns(batch)}   ${(node / batch).toFixed(2)}× node:crypto (target ≥ 3×)`);
-console.log(`  sha256Hex 1 MB              ${mbps(bigEngine)}   node:crypto ${mbps(bigNode)} (${(bigNode / bigEngine).toFixed(2)}×; OpenSSL uses SHA-NI, info only)`);
+console.log(`\nmedians per handle/key (${SEEDS} handle seeds, ${KEYS} key seeds${sink > 0 ? ", results consumed" : ""})`);
+console.log(`  node:crypto per call        ${pair(node, SEEDS)}`);
+console.log(`  generateHandle per call     ${pair(single, SEEDS)}   ${ratio(node, single)} node:crypto (target ≥ 1×)`);
+console.log(`  generateHandles batch       ${pair(batch, SEEDS)}   ${ratio(node, batch)} node:crypto (target ≥ 3×)`);
+console.log(`  node:crypto per key         ${pair(nodeKeyLoop, KEYS)}`);
+console.log(`  occurrenceKeys batch        ${pair(keys, KEYS)}   ${ratio(nodeKeyLoop, keys)} node:crypto`);
+console.log(
+  `  sha256Hex 1 MB              ${mbps(bigEngine.wall)}   node:crypto ${mbps(bigNode.wall)} (${(bigNode.wall / bigEngine.wall).toFixed(2)}× wall; OpenSSL uses SHA-NI, info only)`,
+);

@@ -16,7 +16,8 @@ import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wa
 interface HashExports extends EngineExports {
   sha256_head32(ptr: number, len: number): number;
   sha256_hex(ptr: number, len: number, out: number): void;
-  sha256_batch_hex(table: number, count: number, out: number, chars: number): void;
+  sha256_batch_hex(table: number, count: number, out: number, chars: number, stride: number): void;
+  sha256_plain_quotes(ptr: number, len: number): number;
 }
 
 /** What `generateHandle` takes, one object per handle. */
@@ -40,17 +41,28 @@ export interface OccurrenceSeed {
 }
 
 const HANDLE_PREFIX = "art_";
+const HANDLE_PREFIX_CODES = Array.from(HANDLE_PREFIX, (ch) => ch.charCodeAt(0));
 const HANDLE_HEX = 8;
 const DIGEST_HEX = 64;
+// Output slot of a ledger key: "result:" or "call:" right-aligned before the
+// digest, so each key is one latin1 decode of flat bytes.
+const KEY_PREFIX = "result:".length;
+const KEY_SLOT = KEY_PREFIX + DIGEST_HEX;
+// Single digests: the slot above, then the input.
+const SINGLE_IN = KEY_SLOT + 1;
 // Scratch reserved up front so that ordinary single calls never pay a second
 // export call to grow the arena.
 const MIN_SCRATCH = 64 * 1024;
 // UTF-8 needs at most 3 bytes per UTF-16 code unit (astral: 4 bytes per 2).
 const MAX_UTF8_PER_UNIT = 3;
+// Batch input is encoded in chunks of about this many UTF-16 units (see layOut).
+const CHUNK_CHARS = 16 * 1024;
 
 const encoder = new TextEncoder();
-// The engine writes only ASCII hex, for which UTF-8 decoding is exact and fast.
-const decoder = new TextDecoder();
+const KIND_BYTES: Record<OccurrenceKind, Uint8Array> = {
+  result: encoder.encode("result:"),
+  call: encoder.encode("call:"),
+};
 
 // Two hex digits per byte value: four lookups are several times cheaper than
 // Number#toString(16) + padStart on a 32-bit value.
@@ -62,10 +74,12 @@ let owner: EngineExports | undefined;
 let base = 0;
 let capacity = 0;
 let target: Uint8Array = new Uint8Array(0); // bytes[base, base + capacity), for encodeInto
-// Fixed slices of `target` for single hex digests: output first, input after,
-// so neither needs a fresh view per call.
-let hexOut = target;
-let hexIn = target;
+// The same bytes for latin1 decoding (the engine writes only ASCII): one flat
+// string per result, copied out, so a result neither shares nor keeps alive a
+// larger string, and hashing it for a Set or Map needs no flattening first.
+let latin1: Buffer = Buffer.alloc(0);
+let table: Uint32Array = new Uint32Array(0); // the same bytes as u32, for batch tables at `base`
+let singleIn = target; // input of a single digest, after its output slot
 
 /** Make `need` bytes of arena available from `base`; returns the hash exports. */
 function scratch(need: number, op: string): HashExports {
@@ -79,8 +93,10 @@ function scratch(need: number, op: string): HashExports {
     capacity = size;
   }
   target = memoryView().subarray(base, base + capacity);
-  hexOut = target.subarray(0, DIGEST_HEX);
-  hexIn = target.subarray(DIGEST_HEX);
+  latin1 = Buffer.from(target.buffer, target.byteOffset, target.byteLength);
+  // `base` is 16-byte aligned (assembly/memory.ts).
+  table = new Uint32Array(target.buffer, target.byteOffset, capacity >>> 2);
+  singleIn = target.subarray(SINGLE_IN);
   return e;
 }
 
@@ -171,13 +187,14 @@ const JSON_SHORT: Record<number, string> = {
 };
 
 /**
- * A JSON string literal exactly as Python's `json.dumps` writes it by default:
- * printable ASCII as is, the short escapes, everything else `\uXXXX` per UTF-16
- * code unit (so astral characters come out as surrogate pairs, as in Python).
+ * The inside of a JSON string literal exactly as Python's `json.dumps` writes
+ * it by default: printable ASCII as is, the short escapes, everything else
+ * `\uXXXX` per UTF-16 code unit (so astral characters come out as surrogate
+ * pairs, as in Python). Returns `s` itself when nothing needs escaping.
  */
-function pyJsonString(s: string): string {
-  if (JSON_PLAIN.test(s)) return `"${s}"`;
-  let out = '"';
+function pyJsonBody(s: string): string {
+  if (JSON_PLAIN.test(s)) return s;
+  let out = "";
   let run = 0; // start of the pending run of plain characters
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -185,10 +202,28 @@ function pyJsonString(s: string): string {
     out += s.slice(run, i) + (JSON_SHORT[c] ?? `\\u${c.toString(16).padStart(4, "0")}`);
     run = i + 1;
   }
-  return `${out}${s.slice(run)}"`;
+  return out + s.slice(run);
 }
 
-function occurrenceText(
+/**
+ * The JSON array `[threadId, messageId, toolCallId, i]` with `", "` separators
+ * around string bodies the caller has escaped (or knows need no escaping).
+ */
+function keyJson(t: string, m: string | null, c: string, i: number): string {
+  return m === null ? `["${t}", null, "${c}", ${i}]` : `["${t}", "${m}", "${c}", ${i}]`;
+}
+// Double quotes in keyJson's structure: only an id can add more.
+const keyQuotes = (m: string | null) => (m === null ? 4 : 6);
+
+/** The fields of a ledger key, validated, with `i` already chosen by kind. */
+interface KeyFields {
+  t: string;
+  m: string | null;
+  c: string;
+  i: number;
+}
+
+function keyFields(
   kind: OccurrenceKind,
   threadId: unknown,
   messageId: unknown,
@@ -196,53 +231,65 @@ function occurrenceText(
   index: unknown,
   op: string,
   seed: number,
-): string {
+): KeyFields {
   const t = checkString(threadId, "threadId", op, seed);
   const m = checkOptionalString(messageId, "messageId", op, seed);
   const c = checkString(toolCallId, "toolCallId", op, seed);
   const n = checkIndex(index, "index", op, seed);
   // A result with a durable message id is identified by it; the index only
   // tells apart id-less results and the calls of one message.
-  const i = m === null || kind === "call" ? n : 0;
-  return `[${pyJsonString(t)}, ${m === null ? "null" : pyJsonString(m)}, ${pyJsonString(c)}, ${i}]`;
+  return { t, m, c, i: m === null || kind === "call" ? n : 0 };
+}
+
+function escapedKeyJson(f: KeyFields): string {
+  return keyJson(pyJsonBody(f.t), f.m === null ? null : pyJsonBody(f.m), pyJsonBody(f.c), f.i);
 }
 
 // --- engine calls -----------------------------------------------------------
 
-function hashHex(text: string, op: string): string {
-  const e = scratch(DIGEST_HEX + text.length * MAX_UTF8_PER_UNIT, op);
-  const { written } = encoder.encodeInto(text, hexIn);
-  runEngine(op, written, () => e.sha256_hex(base + DIGEST_HEX, written, base));
-  return decoder.decode(hexOut);
+/** Hash `text` into the single-digest slot, hex digits at KEY_PREFIX..KEY_SLOT. */
+function hashSingle(text: string, op: string): void {
+  const e = scratch(SINGLE_IN + text.length * MAX_UTF8_PER_UNIT, op);
+  const { written } = encoder.encodeInto(text, singleIn);
+  runEngine(op, written, () => e.sha256_hex(base + SINGLE_IN, written, base + KEY_PREFIX));
 }
 
 /**
- * Hash `texts` in one engine call; returns the first `chars` hex digits of
- * each digest, concatenated.
+ * Lay a batch out from `base`: the (pointer, length) table, `count` output
+ * slots of `slot` bytes (from `8 * count`), then the UTF-8 of each text
+ * followed by `separator`. Returns how many input bytes were written, or -1
+ * when `asciiOnly` and some text is not ASCII (the table is not filled then).
  */
-function hashBatch(texts: readonly string[], chars: number, op: string): string {
+function layOut(texts: readonly string[], separator: string, slot: number, asciiOnly: boolean, op: string): number {
   const n = texts.length;
-  // A separator keeps a trailing lone high surrogate of one text from pairing
-  // with a leading lone low surrogate of the next in the joined string.
-  const joined = texts.join("\n");
-  const tableBytes = 8 * n;
-  const outBytes = chars * n;
-  const inAt = tableBytes + outBytes;
-  const e = scratch(inAt + joined.length * MAX_UTF8_PER_UNIT, op);
-  const { written } = encoder.encodeInto(joined, target.subarray(inAt));
-  const ascii = written === joined.length;
-  const table = new Uint32Array(target.buffer, target.byteOffset, 2 * n);
-  let ptr = base + inAt;
+  let chars = separator.length * n;
+  for (let i = 0; i < n; i++) chars += texts[i].length;
+  const inAt = (8 + slot) * n;
+  scratch(inAt + chars * MAX_UTF8_PER_UNIT, op);
+  // Encoded a chunk at a time: one string of the whole batch would be
+  // allocated among V8's large objects past 128 KiB, which made a 10k-key
+  // batch several times slower than the same keys in chunks.
+  let at = inAt;
+  let chunk = "";
   for (let i = 0; i < n; i++) {
-    const len = ascii ? texts[i].length : utf8Length(texts[i]);
-    table[2 * i] = ptr;
-    table[2 * i + 1] = len;
-    ptr += len + 1;
+    chunk += texts[i];
+    chunk += separator;
+    if (chunk.length >= CHUNK_CHARS || i === n - 1) {
+      at += encoder.encodeInto(chunk, target.subarray(at)).written;
+      chunk = "";
+    }
   }
-  return runEngine(op, written, () => {
-    e.sha256_batch_hex(base, n, base + tableBytes, chars);
-    return decoder.decode(target.subarray(tableBytes, inAt));
-  });
+  const written = at - inAt;
+  const ascii = written === chars;
+  if (!ascii && asciiOnly) return -1;
+  let ptr = base + inAt;
+  for (let i = 0, w = 0; i < n; i++, w += 2) {
+    const len = ascii ? texts[i].length : utf8Length(texts[i]);
+    table[w] = ptr;
+    table[w + 1] = len;
+    ptr += len + separator.length;
+  }
+  return written;
 }
 
 /** UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD). */
@@ -291,17 +338,28 @@ export function generateHandle(
 export function generateHandles(seeds: readonly HandleSeed[]): string[] {
   const op = "generateHandles";
   const list = checkSeeds(seeds, op);
-  if (list.length === 0) return [];
+  const n = list.length;
+  if (n === 0) return [];
   // Index loops rather than map: a hole in a sparse array is a bad seed too.
-  const texts = new Array<string>(list.length);
-  for (let i = 0; i < list.length; i++) {
+  const texts = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
     const s = checkSeed(list[i], op, i);
     const ordinal = s.ordinal === undefined ? 0 : s.ordinal;
     texts[i] = handleText(s.threadId, s.toolCallId, s.callIndex, ordinal, s.occurrenceId, op, i);
   }
-  const hex = hashBatch(texts, HANDLE_HEX, op);
-  const handles = new Array<string>(list.length);
-  for (let i = 0; i < list.length; i++) handles[i] = HANDLE_PREFIX + hex.slice(i * HANDLE_HEX, (i + 1) * HANDLE_HEX);
+  // A separator keeps a trailing lone high surrogate of one text from pairing
+  // with a leading lone low surrogate of the next in the joined string.
+  const written = layOut(texts, "\n", HANDLE_HEX, false, op);
+  const e = engine() as HashExports;
+  const out = 8 * n;
+  runEngine(op, written, () => e.sha256_batch_hex(base, n, base + out, HANDLE_HEX, HANDLE_HEX));
+  const t = target;
+  const [p0, p1, p2, p3] = HANDLE_PREFIX_CODES;
+  const handles = new Array<string>(n);
+  // One flat 12-character string per handle, straight from the bytes.
+  for (let i = 0, p = out; i < n; i++, p += HANDLE_HEX) {
+    handles[i] = String.fromCharCode(p0, p1, p2, p3, t[p], t[p + 1], t[p + 2], t[p + 3], t[p + 4], t[p + 5], t[p + 6], t[p + 7]);
+  }
   return handles;
 }
 
@@ -324,24 +382,54 @@ export function occurrenceKey(
 ): string {
   const op = "occurrenceKey";
   const k = checkKind(kind, op, -1);
-  return `${k}:${hashHex(occurrenceText(k, threadId, messageId, toolCallId, index, op, -1), op)}`;
+  hashSingle(escapedKeyJson(keyFields(k, threadId, messageId, toolCallId, index, op, -1)), op);
+  const prefix = KIND_BYTES[k];
+  const start = KEY_PREFIX - prefix.length;
+  target.set(prefix, start);
+  return latin1.toString("latin1", start, KEY_SLOT);
 }
 
 /** `occurrenceKey` for many seeds in one engine call; same order, same results. */
 export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
   const op = "occurrenceKeys";
   const list = checkSeeds(seeds, op);
-  if (list.length === 0) return [];
-  const kinds = new Array<OccurrenceKind>(list.length);
-  const texts = new Array<string>(list.length);
-  for (let i = 0; i < list.length; i++) {
+  const n = list.length;
+  if (n === 0) return [];
+  const kinds = new Array<OccurrenceKind>(n);
+  const texts = new Array<string>(n);
+  let quotes = 0;
+  for (let i = 0; i < n; i++) {
     const s = checkSeed(list[i], op, i);
     kinds[i] = checkKind(s.kind, op, i);
-    texts[i] = occurrenceText(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i);
+    const f = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i);
+    // Optimistic: ids written as they are, checked below in one engine pass.
+    texts[i] = keyJson(f.t, f.m, f.c, f.i);
+    quotes += keyQuotes(f.m);
   }
-  const hex = hashBatch(texts, DIGEST_HEX, op);
-  const keys = new Array<string>(list.length);
-  for (let i = 0; i < list.length; i++) keys[i] = `${kinds[i]}:${hex.slice(i * DIGEST_HEX, (i + 1) * DIGEST_HEX)}`;
+  // Every text starts with "[" and ends with "]": no separator is needed.
+  let written = layOut(texts, "", KEY_SLOT, true, op);
+  const e = engine() as HashExports;
+  if (written < 0 || e.sha256_plain_quotes(base + (8 + KEY_SLOT) * n, written) !== quotes) {
+    // Some id needs escaping (rare: quotes, backslashes, controls, non-ASCII).
+    // The seeds were validated above; reading them again is cheaper than
+    // keeping every seed's fields for this case.
+    for (let i = 0; i < n; i++) {
+      const s = list[i] as Record<string, unknown>;
+      texts[i] = escapedKeyJson(keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i));
+    }
+    written = layOut(texts, "", KEY_SLOT, true, op);
+  }
+  const out = 8 * n;
+  const t = target;
+  for (let i = 0, p = out + KEY_PREFIX; i < n; i++, p += KEY_SLOT) {
+    const prefix = KIND_BYTES[kinds[i]];
+    for (let j = 0, at = p - prefix.length; j < prefix.length; j++, at++) t[at] = prefix[j];
+  }
+  runEngine(op, written, () => e.sha256_batch_hex(base, n, base + out + KEY_PREFIX, DIGEST_HEX, KEY_SLOT));
+  const keys = new Array<string>(n);
+  for (let i = 0, p = out + KEY_PREFIX; i < n; i++, p += KEY_SLOT) {
+    keys[i] = latin1.toString("latin1", p - KIND_BYTES[kinds[i]].length, p + DIGEST_HEX);
+  }
   return keys;
 }
 
@@ -353,5 +441,6 @@ export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
  */
 export function sha256Hex(text: string): string {
   const op = "sha256Hex";
-  return hashHex(checkString(text, "text", op, -1), op);
+  hashSingle(checkString(text, "text", op, -1), op);
+  return latin1.toString("latin1", KEY_PREFIX, KEY_SLOT);
 }

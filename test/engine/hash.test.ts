@@ -261,6 +261,22 @@ describe("batches", () => {
     expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
   });
 
+  it("escapes only what needs it when one id in a plain batch needs escaping", () => {
+    const plain: OccurrenceSeed = { kind: "result", threadId: "t-1", messageId: "m-1", toolCallId: "c-1", index: 0 };
+    // Each of these keeps the optimistic JSON printable ASCII or changes its
+    // quote count (an added quote, or a quote that would close the string early).
+    for (const odd of ['a"b', '", "', "back\\slash", "tab\t", "del\u007f", "é", "\ud800", "\u{1F642}", '"', ""]) {
+      const seeds: OccurrenceSeed[] = [
+        plain,
+        { ...plain, messageId: odd },
+        { ...plain, kind: "call", threadId: odd, index: 2 },
+        { ...plain, messageId: null, toolCallId: odd, index: 3 },
+        plain,
+      ];
+      expect(occurrenceKeys(seeds), JSON.stringify(odd)).toEqual(seeds.map(keyOracle));
+    }
+  });
+
   it("handles a batch larger than the initial scratch in one call", () => {
     const seeds: HandleSeed[] = Array.from({ length: 3000 }, (_, i) => ({
       threadId: `thread-${"é".repeat(i % 97)}`,
@@ -282,16 +298,23 @@ describe("batches", () => {
 });
 
 describe("batch kernels", () => {
-  type BatchKernel = (table: number, count: number, out: number, chars: number) => void;
+  type BatchKernel = (table: number, count: number, out: number, chars: number, stride: number) => void;
+  const FILL = 0x2e; // "." in every output byte the kernel must not touch
   // Lay out messages, a (pointer, length) table and an output area, and run
-  // one of the two batch tiers over them.
-  function runBatch(name: "sha256_batch_hex" | "sha256_batch_hex_scalar", messages: Uint8Array[], chars: number): string {
+  // one of the two batch tiers over them; returns each output slot as text.
+  function runBatch(
+    name: "sha256_batch_hex" | "sha256_batch_hex_scalar",
+    messages: Uint8Array[],
+    chars: number,
+    stride: number,
+  ): string[] {
     const total = messages.reduce((n, m) => n + m.length, 0);
     const tableBytes = 8 * messages.length;
-    const outBytes = chars * messages.length;
+    const outBytes = stride * messages.length;
     const base = reserve(tableBytes + outBytes + total, "test");
     const mem = memoryView();
     const table = new DataView(mem.buffer, base, tableBytes);
+    mem.fill(FILL, base + tableBytes, base + tableBytes + outBytes);
     let at = base + tableBytes + outBytes;
     messages.forEach((m, i) => {
       mem.set(m, at);
@@ -300,26 +323,64 @@ describe("batch kernels", () => {
       at += m.length;
     });
     const kernel = (engine() as unknown as Record<string, BatchKernel>)[name];
-    kernel(base, messages.length, base + tableBytes, chars);
-    return new TextDecoder().decode(memoryView().subarray(base + tableBytes, base + tableBytes + outBytes));
+    kernel(base, messages.length, base + tableBytes, chars, stride);
+    const out = Buffer.from(memoryView().subarray(base + tableBytes, base + tableBytes + outBytes)).toString("latin1");
+    return messages.map((_, i) => out.slice(i * stride, (i + 1) * stride));
   }
 
   it("SIMD lanes and the scalar tier agree with node:crypto on fuzzed message sets", () => {
     // Lengths around the one/two padding-block boundary and multi-block ones,
-    // mixed within a group of four so lanes finish at different blocks.
+    // mixed within a group of four so lanes finish at different blocks; every
+    // digest length, with and without room left in the slot.
     const message = fc.oneof(
       fc.uint8Array({ maxLength: 130 }),
       fc.integer({ min: 50, max: 70 }).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
       fc.uint8Array({ minLength: 200, maxLength: 700 }),
     );
+    const shape = fc
+      .integer({ min: 1, max: 8 })
+      .chain((words) => fc.tuple(fc.constant(8 * words), fc.integer({ min: 8 * words, max: 8 * words + 9 })));
     fc.assert(
-      fc.property(fc.array(message, { maxLength: 13 }), fc.constantFrom(8, 64), (messages, chars) => {
-        const expected = messages.map((m) => nodeHex(m).slice(0, chars)).join("");
-        expect(runBatch("sha256_batch_hex", messages, chars)).toBe(expected);
-        expect(runBatch("sha256_batch_hex_scalar", messages, chars)).toBe(expected);
+      fc.property(fc.array(message, { maxLength: 13 }), shape, (messages, [chars, stride]) => {
+        const expected = messages.map((m) => nodeHex(m).slice(0, chars) + ".".repeat(stride - chars));
+        expect(runBatch("sha256_batch_hex", messages, chars, stride)).toEqual(expected);
+        expect(runBatch("sha256_batch_hex_scalar", messages, chars, stride)).toEqual(expected);
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("sha256_plain_quotes counts quotes in printable ASCII and rejects anything json.dumps escapes", () => {
+    // `offset` from the 16-byte aligned arena base: the kernel must not assume alignment.
+    const plainQuotes = (bytes: Uint8Array, offset = 0): number => {
+      const base = reserve(offset + bytes.length, "test");
+      memoryView().set(bytes, base + offset);
+      const kernel = (engine() as unknown as Record<string, (ptr: number, len: number) => number>).sha256_plain_quotes;
+      return kernel(base + offset, bytes.length);
+    };
+    const oracle = (bytes: Uint8Array): number =>
+      bytes.every((b) => b >= 0x20 && b <= 0x7e && b !== 0x5c) ? bytes.filter((b) => b === 0x22).length : -1;
+    // Mostly printable ASCII with quotes, so both answers come up often.
+    const byte = fc.oneof(
+      { weight: 20, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+      { weight: 5, arbitrary: fc.constant(0x22) },
+      { weight: 1, arbitrary: fc.constantFrom(0x00, 0x1f, 0x5c, 0x7f, 0x80, 0xff) },
+    );
+    fc.assert(
+      fc.property(fc.array(byte, { maxLength: 80 }), fc.nat(15), (list, offset) => {
+        const bytes = Uint8Array.from(list);
+        expect(plainQuotes(bytes, offset)).toBe(oracle(bytes));
+      }),
+      { numRuns: 1000 },
+    );
+    // Each rejected byte at each position of a 48-byte run (three SIMD steps).
+    for (const b of [0x00, 0x1f, 0x5c, 0x7f, 0x80, 0xff]) {
+      for (let at = 0; at < 48; at++) {
+        const bytes = new Uint8Array(48).fill(0x22);
+        bytes[at] = b;
+        expect(plainQuotes(bytes), `0x${b.toString(16)} at ${at}`).toBe(-1);
+      }
+    }
   });
 });
 
