@@ -210,10 +210,14 @@ function structuredPayload(artifact: unknown, blocks: unknown[] | undefined): un
   return undefined;
 }
 
+/** Up to this many entries, a linear search finds a repeated reference faster than a Set. */
+const LINEAR_DEDUPE = 16;
+
 /** One result's entries as they are found: each reference once, handles filled in at the end. */
 class Entries {
   readonly list: ArtifactEntry[] = [];
-  private readonly seen = new Set<string>();
+  /** Every reference taken, once there are too many to search. */
+  private seen: Set<string> | undefined;
   private createdAt: string | undefined;
 
   constructor(
@@ -231,9 +235,17 @@ class Entries {
   /** JSON.stringify(payload), when the walk kept it. */
   payloadJson: string | undefined;
 
+  private taken(ref: string): boolean {
+    if (this.seen) return this.seen.has(ref);
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) if (list[i].real_ref === ref) return true;
+    if (list.length >= LINEAR_DEDUPE) this.seen = new Set(list.map((e) => e.real_ref));
+    return false;
+  }
+
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
-    if (this.seen.has(ref)) return;
-    this.seen.add(ref);
+    if (this.taken(ref)) return;
+    this.seen?.add(ref);
     this.createdAt ??= this.clock.now ? this.clock.now() : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.

@@ -618,6 +618,12 @@ describe("order, ordinals and de-duplication", () => {
     expect(e[0].mime_type).toBeUndefined(); // the first occurrence wins whole
   });
 
+  it("a repeat is skipped however many references came before it", () => {
+    const files = Array.from({ length: 40 }, (_, i) => `/mnt/user-data/f${i}.txt`);
+    const m = { content: [{ type: "text", text: `again ${files[3]} ${files[39]} new /mnt/user-data/new.txt` }, { type: "file", url: files[20] }], artifact: { structured_content: { files } } };
+    expect(refs(extract(m))).toEqual([...files, "/mnt/user-data/new.txt"]);
+  });
+
   it("handles are unique within a result", () => {
     const text = Array.from({ length: 50 }, (_, i) => `/mnt/user-data/f${i}.txt`).join(" ");
     const handles = extract({ content: text }).map((e) => e.handle);

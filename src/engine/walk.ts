@@ -113,13 +113,14 @@ function engineWalk(op: string, bytes: Uint8Array, scalar = false, gated?: Gated
   const len = bytes.length;
   const base = arenaFor(OUT_BYTES + len, op);
   const text = base + OUT_BYTES;
-  memoryView().set(bytes, text);
+  // The kernels never grow memory, so this view outlives the call.
+  const view = memoryView();
+  view.set(bytes, text);
   callText = text;
   callLen = len;
   callOut = base;
   callScalar = scalar;
   const code = runEngine(op, len, callWalk);
-  const view = memoryView();
   const status = STATUS[code] ?? "invalid";
   const refs: WalkRef[] = [];
   if (status === "ok") {
