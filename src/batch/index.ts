@@ -20,11 +20,15 @@ export type { ScanOptions } from "./scan.js";
 export { ScanPool, type ScanPoolOptions } from "./pool.js";
 
 /**
- * Below this many items a batch runs on the calling thread: packing, the trip
- * to a worker and unpacking cost more than they save. Measured by
- * bench/batch.bench.ts (see its note for the figures).
+ * Below this many items a batch runs on the calling thread. From
+ * bench/batch.bench.ts: with per-item costs measured on one thread (packing
+ * and decoding on the calling thread cost about a third of extracting, a
+ * worker's scan about 1.3 times it, a round trip under 0.1 ms), the pool pays
+ * from 4–8 items once its workers have a core to themselves; 32 leaves room
+ * for what that model leaves out. (On a machine with no idle core the pool
+ * cannot pay at any size; there it costs a large batch about 1.4×.)
  */
-export const POOL_THRESHOLD = 64;
+export const POOL_THRESHOLD = 32;
 
 /** Slices per worker: enough to balance uneven items, few enough to keep per-task overhead small. */
 const SLICES_PER_THREAD = 4;
@@ -106,8 +110,9 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     if (indexes.length === 0) return Promise.resolve();
     const { buffers } = pool;
     const input = packRecords(records, (bytes) => buffers.take(bytes));
-    return pool.run({ kind: "records", input, spare: buffers.spare(), options: scan }).then(
-      ({ output, free }) => {
+    return pool
+      .run({ kind: "records", input, spare: buffers.spare(), options: scan })
+      .then(({ output, free }) => {
         unpackRecords(output).forEach((record, j) => {
           const i = indexes[j];
           if (record.startsWith("[")) entries[i] = decodeEntries(record);
@@ -117,14 +122,14 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           }
         });
         for (const b of [output, ...free]) buffers.give(b);
-      },
-      (err: unknown) => {
+      })
+      .catch((err: unknown) => {
         for (const i of indexes) {
+          if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
           entries[i] = [];
           errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
         }
-      },
-    );
+      });
   };
 
   // Keep every worker busy with one slice; while they all are, the calling
@@ -133,8 +138,15 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const shareWork = options.callingThreadScans ?? true;
   let next = 0;
   let running = 0;
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     const pump = () => {
+      try {
+        feed();
+      } catch (err) {
+        reject(err); // out of memory for a buffer, say: fail the call rather than hang it
+      }
+    };
+    const feed = () => {
       while (next < items.length && running < pool.threads) {
         const first = next;
         next = Math.min(first + sliceItems, items.length);

@@ -47,10 +47,10 @@ export const DEFAULT_CHUNK_BYTES = 1 << 20;
 export const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 const NEWLINE = 0x0a;
 
-/** A packed scan result, or the error that lost the chunk; `lines` comes from this thread either way. */
+/** A scanned chunk (its packed buffer and what it holds), or the error that lost it; `lines` is counted here either way. */
 interface Chunk {
   lines: number;
-  result: Promise<{ packed: ArrayBuffer } | { lost: unknown }>;
+  result: Promise<{ packed: ArrayBuffer; scanned: ReturnType<typeof unpackLineResult> } | { lost: unknown }>;
 }
 
 function countLines(bytes: Uint8Array): number {
@@ -95,18 +95,19 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     const lines = countLines(view);
     let result: Chunk["result"];
     if (pool) {
-      result = pool.run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan }).then(
-        ({ output, free }) => {
+      result = pool
+        .run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan })
+        .then(({ output, free }) => {
           for (const b of free) buffers.give(b);
-          return { packed: output };
-        },
-        (lost: unknown) => ({ lost }),
-      );
+          return { packed: output, scanned: unpackLineResult(output) };
+        })
+        .catch((lost: unknown) => ({ lost }));
     } else {
       // The same packed result a worker returns: one code path for both.
       const { alloc, unused } = spareOrNew(buffers.spare());
       try {
-        result = Promise.resolve({ packed: scanLinesPacked(view, scan, undefined, alloc) });
+        const packed = scanLinesPacked(view, scan, undefined, alloc);
+        result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
       } catch (lost) {
         result = Promise.resolve({ lost });
       }
@@ -121,25 +122,16 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     const done = await chunk.result;
     const base = summary.lines;
     summary.lines += chunk.lines;
-    let lost = "lost" in done ? done.lost : undefined;
-    let packed;
-    if (!("lost" in done)) {
-      try {
-        packed = unpackLineResult(done.packed);
-      } catch (err) {
-        lost = err;
-      }
-    }
-    if (packed === undefined || "lost" in done) {
-      fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(lost)}` }, chunk.lines);
+    if ("lost" in done) {
+      fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(done.lost)}` }, chunk.lines);
     } else {
-      for (const f of packed.failures) fail({ line: base + f.line, reason: f.reason });
-      summary.entries += packed.entries;
-      summary.rejected += packed.rejected;
-      summary.skipped += packed.skipped;
-      const buffer = done.packed;
-      if (packed.output.byteLength > 0) await write(packed.output, () => buffers.give(buffer));
-      else buffers.give(buffer);
+      const { packed, scanned } = done;
+      for (const f of scanned.failures) fail({ line: base + f.line, reason: f.reason });
+      summary.entries += scanned.entries;
+      summary.rejected += scanned.rejected;
+      summary.skipped += scanned.skipped;
+      if (scanned.output.byteLength > 0) await write(scanned.output, () => buffers.give(packed));
+      else buffers.give(packed);
     }
     summary.elapsedMs = performance.now() - started;
     onProgress?.(summary);

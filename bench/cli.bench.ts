@@ -1,0 +1,105 @@
+/**
+ * `tool-artifacts scan` end to end: a generated archive of tool results
+ * (bench/batch-corpus.ts, tens of MB) through the built CLI (dist JavaScript,
+ * as installed), with the pool (default threads) vs `--threads 1` (calling
+ * thread only). Output is checked first: both runs give the same entries,
+ * and those are extractArtifacts' entries for each line.
+ *
+ * Prints the median wall time of whole runs (process start to exit) and the
+ * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio.
+ * With BENCH_RSS=1 it also scans a 1 GB archive and prints the peak RSS.
+ */
+import { deepStrictEqual } from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { createWriteStream, mkdtempSync, copyFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { availableParallelism, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { extractArtifacts, type ToolMessageLike } from "../src/extract.js";
+import { toolResults } from "./batch-corpus.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-cli-bench-"));
+process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
+
+// The CLI as the package ships it: tsc output next to the engine and dependencies.
+execFileSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json"), "--outDir", join(dir, "dist")], { stdio: "ignore" });
+copyFileSync(join(ROOT, "package.json"), join(dir, "package.json"));
+symlinkSync(join(ROOT, "build"), join(dir, "build"));
+symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+const CLI = join(dir, "dist/cli.js");
+
+const corpus = toolResults(48 * 1024 * 1024);
+const archive = join(dir, "archive.jsonl");
+writeFileSync(archive, corpus.lines.join(""));
+const MB = corpus.bytes / 1e6;
+
+function scan(threads: number, stats = false) {
+  const args = [CLI, "scan", archive, "--threads", String(threads), ...(stats ? ["--stats"] : [])];
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 30 });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`scan --threads ${threads} exited ${r.status}: ${r.stderr}`);
+  const rate = /([\d.]+) MB\/s/.exec(r.stderr)?.[1];
+  return { ms, stdout: r.stdout, scanRate: rate === undefined ? NaN : Number(rate) };
+}
+
+// Correctness before timing.
+const entries = (stdout: string) =>
+  stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => {
+      const { created_at, ...rest } = JSON.parse(l) as Record<string, unknown>;
+      return rest;
+    });
+const threads = availableParallelism();
+const single = entries(scan(1).stdout);
+const pooled = entries(scan(threads).stdout);
+deepStrictEqual(pooled, single);
+const direct = corpus.items.flatMap((it) =>
+  extractArtifacts(it.message as ToolMessageLike, { threadId: it.threadId }).map(({ created_at, ...e }) => ({ thread_id: it.threadId, ...e })),
+);
+deepStrictEqual(single, direct);
+console.log(`archive: ${corpus.items.length} tool results, ${MB.toFixed(1)} MB, ${single.length} entries; --threads 1 == --threads ${threads} == extractArtifacts per line`);
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const ROUNDS = 7;
+const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[] };
+for (let round = 0; round < ROUNDS; round++) {
+  // Alternate, so drift on the shared machine hits both alike.
+  const a = scan(1, true);
+  const b = scan(threads, true);
+  runs.one.push(a.ms);
+  runs.pool.push(b.ms);
+  runs.oneScan.push(a.scanRate);
+  runs.poolScan.push(b.scanRate);
+  runs.ratio.push(a.ms / b.ms);
+}
+const rate = (ms: number) => (MB / (ms / 1000)).toFixed(1);
+console.log(`\nmedian of ${ROUNDS} alternating runs (wall = process start to exit; scan = the CLI's --stats rate)`);
+console.log(`  ${"".padEnd(14)} ${"wall ms".padStart(9)} ${"wall MB/s".padStart(10)} ${"scan MB/s".padStart(10)}`);
+console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one)).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
+console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool)).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
+console.log(`  pool / --threads 1: ${median(runs.ratio).toFixed(2)}× wall (median of per-round ratios), ${(median(runs.poolScan) / median(runs.oneScan)).toFixed(2)}× scan`);
+console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
+
+if (process.env.BENCH_RSS === "1") {
+  const big = join(dir, "archive-1gb.jsonl");
+  const out = createWriteStream(big);
+  let written = 0;
+  const chunk = corpus.lines.join("");
+  while (written < 1e9) {
+    if (!out.write(chunk)) await once(out, "drain");
+    written += Buffer.byteLength(chunk);
+  }
+  out.end();
+  await once(out, "finish");
+  const size = statSync(big).size;
+  for (const t of [1, threads]) {
+    const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, CLI, "scan", big, "--threads", String(t), "--stats"], { encoding: "utf8", stdio: ["ignore", "ignore", "pipe"] });
+    const lines = r.stderr.trim().split("\n");
+    console.log(`\n1 GB archive (${(size / 1e9).toFixed(2)} GB), --threads ${t}: exit ${r.status}, peak RSS ${(Number(lines[lines.length - 1]) / 1024).toFixed(0)} MB; ${lines.slice(-3, -1).join("; ")}`);
+  }
+}
