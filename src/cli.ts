@@ -14,12 +14,11 @@ import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
 import { ScanPool } from "./batch/pool.js";
-import { scanArchive, type ArchiveProgress, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
+import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
 
 const EXIT_FAILED_LINES = 1;
 const EXIT_UNREADABLE = 2;
 const EXIT_INTERNAL = 3;
-const READ_CHUNK_BYTES = 1 << 20;
 const PROGRESS_INTERVAL_MS = 100;
 
 interface ScanFlags {
@@ -78,25 +77,36 @@ function stdoutWriter(): ArchiveWriter {
   };
 }
 
-async function openInput(file: string): Promise<{ name: string; input: AsyncIterable<Uint8Array>; size?: number }> {
-  if (file === "-") return { name: "<stdin>", input: process.stdin };
+interface Input {
+  name: string;
+  source: ArchiveSource;
+  size?: number;
+  close(): Promise<void>;
+}
+
+/** Tell a read failure apart from a scanning failure. */
+function readErrors(source: ArchiveSource): ArchiveSource {
+  return {
+    read: (into) =>
+      source.read(into).catch((err: unknown) => {
+        throw new InputError((err as Error).message);
+      }),
+  };
+}
+
+async function openInput(file: string): Promise<Input> {
+  if (file === "-") return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), close: async () => {} };
   let handle;
   try {
     handle = await open(file, "r");
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new Error(`EISDIR: is a directory, open '${file}'`);
-    return { name: file, input: handle.createReadStream({ highWaterMark: READ_CHUNK_BYTES }), size: stat.size };
+    const fh = handle;
+    // Read straight into the scanner's buffers: no stream, no intermediate copies.
+    const source = { read: async (into: Uint8Array) => (await fh.read(into, 0, into.byteLength, null)).bytesRead };
+    return { name: file, source: readErrors(source), size: stat.size, close: () => fh.close() };
   } catch (err) {
     await handle?.close();
-    throw new InputError((err as Error).message);
-  }
-}
-
-/** Wrap the input so a read failure is told apart from a scanning failure. */
-async function* readInput(input: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
-  try {
-    yield* input;
-  } catch (err) {
     throw new InputError((err as Error).message);
   }
 }
@@ -121,7 +131,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   const write = stdoutWriter();
   if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
   try {
-    const summary = await scanArchive(readInput(source.input), write, {
+    const summary = await scanArchive(source.source, write, {
       pool,
       format: flags.format,
       detectRefsInText: flags.text,
@@ -145,7 +155,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     }
     throw err;
   } finally {
-    await pool?.close();
+    await Promise.all([pool?.close(), source.close()]);
   }
 }
 

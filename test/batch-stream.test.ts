@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
-import { scanArchive, type ArchiveOptions } from "../src/batch/stream.js";
+import { scanArchive, streamSource, type ArchiveOptions } from "../src/batch/stream.js";
 import type { LineFailure } from "../src/batch/errors.js";
 import { extractArtifacts } from "../src/extract.js";
 
@@ -29,6 +29,8 @@ function archive(n: number): { text: string; bad: number[]; tools: Map<number, {
   return { text: lines.join("\n"), bad, tools };
 }
 
+const rowsOf = (output: string) => output.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
 /** Feed `bytes` in pieces of the given sizes, cycling. */
 async function* pieces(bytes: Uint8Array, sizes: number[]): AsyncIterable<Uint8Array> {
   for (let at = 0, k = 0; at < bytes.length; k++) {
@@ -39,11 +41,12 @@ async function* pieces(bytes: Uint8Array, sizes: number[]): AsyncIterable<Uint8A
 }
 
 async function run(input: AsyncIterable<Uint8Array>, options: Partial<ArchiveOptions>, slowWriter = false) {
+  const source = streamSource(input);
   const out: Buffer[] = [];
   const failures: LineFailure[] = [];
   const held: Promise<void>[] = [];
   const summary = await scanArchive(
-    input,
+    source,
     async (bytes, done) => {
       const slot = out.push(Buffer.alloc(0)) - 1;
       const take = () => {
@@ -83,6 +86,21 @@ describe("scanArchive", () => {
     expect(r.failures.map((f) => f.line)).toEqual(bad);
     for (const f of r.failures) expect(f.reason).toMatch(/^invalid JSON: /);
     expect(r.summary).toMatchObject({ lines: 3000, failed: bad.length, bytesRead: bytes.length, entries: r.output.split("\n").length - 1 });
+  });
+
+  it("reads lines longer than a chunk whole, on either thread", async () => {
+    const long = (n: number) => JSON.stringify({ thread_id: "t", message: { tool_call_id: `long${n}`, content: "x ".repeat(n * 3000) + `/mnt/user-data/long${n}.txt` } });
+    const lines = [long(1), text.split("\n").slice(0, 5).join("\n"), long(2), long(3), "{bad"].join("\n");
+    for (const usePool of [undefined, pool]) {
+      const r = await run(pieces(Buffer.from(lines), [300, 7]), { pool: usePool, chunkBytes: 256 });
+      expect(rowsOf(r.output).filter((e) => String(e.tool_call_id).startsWith("long")).map((e) => e.real_ref)).toEqual([
+        "/mnt/user-data/long1.txt",
+        "/mnt/user-data/long2.txt",
+        "/mnt/user-data/long3.txt",
+      ]);
+      expect(r.failures.map((f) => f.line)).toEqual([9]);
+      expect(r.summary.lines).toBe(9);
+    }
   });
 
   it("skips an over-long line without buffering it whole, and numbers the lines after it correctly", async () => {

@@ -5,7 +5,7 @@
 import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import type { ArtifactEntry } from "../types.js";
 import { errorMessage, type LineFailure } from "./errors.js";
-import { formatEntry, jsonlPrefix, type OutputFormat } from "./format.js";
+import { formatEntries, type OutputFormat } from "./format.js";
 import { itemFromLine, normalizeItem, readItem } from "./items.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 
@@ -103,8 +103,7 @@ export function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: I
       probe?.(item.threadId);
       const found = scanItem(item, options, onRejectedPayload);
       entries += found.length;
-      const prefix = jsonlPrefix(item.threadId);
-      for (const entry of found) output.push(formatEntry(item.threadId, entry, options.format, prefix));
+      formatEntries(item.threadId, found, options.format, output);
     } catch (err) {
       failures.push({ line: lines, reason: errorMessage(err) });
     }

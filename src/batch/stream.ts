@@ -1,9 +1,10 @@
 /**
- * Scan an archive of JSON lines as a stream: input is cut into chunks at line
- * boundaries, each chunk is scanned (on a pool worker, or on this thread),
- * and outputs are written strictly in input order. At most a few chunks are
- * in flight and the writer's backpressure is honoured, so memory stays flat
- * whatever the input size; only one line must fit in memory.
+ * Scan an archive of JSON lines as a stream: input is read straight into
+ * reusable chunk buffers, each cut at its last line boundary and scanned (on
+ * a pool worker, or on this thread), and outputs are written strictly in
+ * input order. At most a few chunks are in flight and the writer's
+ * backpressure is honoured, so memory stays flat whatever the input size;
+ * only one line must fit in memory.
  */
 import { BufferPool, spareOrNew } from "./buffers.js";
 import { errorMessage, type LineFailure } from "./errors.js";
@@ -28,12 +29,36 @@ export interface ArchiveSummary extends ArchiveProgress {
 export interface ArchiveOptions extends LineScanOptions {
   /** Scan on this pool; without one, on the calling thread. */
   pool?: ScanPool;
-  /** Target input bytes per chunk. Default 1 MiB. */
+  /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
   chunkBytes?: number;
   /** A longer line is reported as failed and skipped without being buffered whole. Default 256 MiB. */
   maxLineBytes?: number;
   onFailure(failure: LineFailure): void;
   onProgress?(progress: ArchiveProgress): void;
+}
+
+/** Where archive bytes come from: fills `into` from its start, resolves to the byte count (0 at the end). */
+export interface ArchiveSource {
+  read(into: Uint8Array): Promise<number>;
+}
+
+/** A source over a stream's chunks (stdin): each chunk is copied out as `read` asks. */
+export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
+  const chunks = stream[Symbol.asyncIterator]();
+  let left: Uint8Array | undefined;
+  return {
+    async read(into) {
+      while (left === undefined || left.byteLength === 0) {
+        const next = await chunks.next();
+        if (next.done) return 0;
+        left = next.value;
+      }
+      const n = Math.min(into.byteLength, left.byteLength);
+      into.set(left.subarray(0, n));
+      left = left.subarray(n);
+      return n;
+    },
+  };
 }
 
 /**
@@ -60,7 +85,7 @@ function countLines(bytes: Uint8Array): number {
   return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== NEWLINE ? n + 1 : n;
 }
 
-export async function scanArchive(input: AsyncIterable<Uint8Array>, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
+export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
   const { pool, onFailure, onProgress } = options;
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
@@ -75,23 +100,16 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
   const summary: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0 };
   const inFlight: Chunk[] = [];
   const maxInFlight = pool ? pool.threads * 2 : 1;
+  const buffers = pool?.buffers ?? new BufferPool();
 
   const fail = (failure: LineFailure, lines = 1) => {
     summary.failed += lines;
     onFailure(failure);
   };
 
-  const buffers = pool?.buffers ?? new BufferPool();
-
-  /** Copy `parts` (whole lines) into one buffer of the pool and scan them there or on a worker. */
-  const submit = (parts: readonly Uint8Array[], bytes: number) => {
-    const input = buffers.take(bytes);
+  /** Scan the first `bytes` of `input` (whole lines) there or on a worker; the buffer comes back to the pool. */
+  const submit = (input: ArrayBuffer, bytes: number) => {
     const view = new Uint8Array(input, 0, bytes);
-    let at = 0;
-    for (const p of parts) {
-      view.set(p, at);
-      at += p.byteLength;
-    }
     const lines = countLines(view);
     let result: Chunk["result"];
     if (pool) {
@@ -137,67 +155,76 @@ export async function scanArchive(input: AsyncIterable<Uint8Array>, write: Archi
     onProgress?.(summary);
   };
 
-  const enqueue = async (parts: readonly Uint8Array[], bytes: number) => {
-    submit(parts, bytes);
+  const enqueue = async (input: ArrayBuffer, bytes: number) => {
+    submit(input, bytes);
     while (inFlight.length >= maxInFlight) await flushOne();
   };
 
-  // Input not yet submitted: parts[] holds `pending` bytes; `cut` is the end of
-  // the last complete line within them (-1: none yet).
-  let parts: Uint8Array[] = [];
-  let pending = 0;
-  let cut = -1;
+  // `current` holds `length` bytes read but not yet submitted; `lastNewline`
+  // is the end of the last complete line among them (-1: none yet). Only the
+  // tail after a cut is copied (to the next buffer): one line at most.
+  let current = buffers.take(chunkBytes);
+  let length = 0;
+  let lastNewline = -1;
   // Inside an over-long line being dropped: everything up to the next newline.
   let dropping = false;
 
-  const takeLines = async () => {
-    const head: Uint8Array[] = [];
-    let left = cut;
-    while (left > 0) {
-      const p = parts.shift()!;
-      if (p.byteLength <= left) {
-        head.push(p);
-        left -= p.byteLength;
-      } else {
-        head.push(p.subarray(0, left));
-        parts.unshift(p.subarray(left));
-        left = 0;
-      }
-    }
-    const bytes = cut;
-    pending -= cut;
-    cut = -1;
-    await enqueue(head, bytes);
+  const moveTail = (from: number) => {
+    const tail = length - from;
+    const next = buffers.take(tail + chunkBytes);
+    new Uint8Array(next).set(new Uint8Array(current, from, tail));
+    current = next;
+    length = tail;
   };
 
-  for await (const data of input) {
-    // Buffer's indexOf/lastIndexOf are memchr; a plain Uint8Array's are not.
-    let chunk = Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    summary.bytesRead += chunk.byteLength;
-    if (dropping) {
-      const nl = chunk.indexOf(NEWLINE);
-      if (nl === -1) continue;
-      dropping = false;
-      chunk = chunk.subarray(nl + 1);
+  for (;;) {
+    if (current.byteLength - length < chunkBytes / 4) {
+      // Only a line longer than a chunk fills a buffer this far: grow it
+      // (doubling, so a long line costs linear copying).
+      const grown = buffers.take(Math.max(current.byteLength * 2, length + chunkBytes));
+      new Uint8Array(grown).set(new Uint8Array(current, 0, length));
+      buffers.give(current);
+      current = grown;
     }
-    const nl = chunk.lastIndexOf(NEWLINE);
-    if (nl !== -1) cut = pending + nl + 1;
-    parts.push(chunk);
-    pending += chunk.byteLength;
-    if (cut !== -1 && pending >= chunkBytes) await takeLines();
-    if (pending - Math.max(cut, 0) > maxLineBytes) {
-      if (cut !== -1) await takeLines();
-      // Numbered after the lines before it, which are now all submitted.
+    const n = await source.read(new Uint8Array(current, length, Math.min(chunkBytes, current.byteLength - length)));
+    if (n === 0) break;
+    summary.bytesRead += n;
+    const fresh = Buffer.from(current, length, n);
+    length += n;
+    if (dropping) {
+      const nl = fresh.indexOf(NEWLINE);
+      if (nl === -1) {
+        length = 0;
+        continue;
+      }
+      dropping = false;
+      const keep = fresh.subarray(nl + 1);
+      new Uint8Array(current).set(keep);
+      length = keep.byteLength;
+      const again = Buffer.from(current, 0, length).lastIndexOf(NEWLINE);
+      lastNewline = again === -1 ? -1 : again + 1;
+    } else {
+      const nl = fresh.lastIndexOf(NEWLINE);
+      if (nl !== -1) lastNewline = length - n + nl + 1;
+    }
+    if (lastNewline !== -1 && length >= chunkBytes) {
+      const cut = lastNewline;
+      const full = current;
+      moveTail(cut);
+      lastNewline = -1;
+      await enqueue(full, cut);
+    } else if (lastNewline === -1 && length > maxLineBytes) {
+      // Numbered after the lines before it, which are all submitted already.
       while (inFlight.length > 0) await flushOne();
       summary.lines++;
       fail({ line: summary.lines, reason: `line longer than ${maxLineBytes} bytes, skipped` });
-      parts = [];
-      pending = 0;
+      current = buffers.take(chunkBytes); // the grown buffer is left to the GC
+      length = 0;
       dropping = true;
     }
   }
-  if (cut !== -1) await takeLines();
-  if (pending > 0 && !dropping) await enqueue(parts, pending);
+  if (length > 0 && !dropping) await enqueue(current, length);
+  else buffers.give(current);
   while (inFlight.length > 0) await flushOne();
   summary.elapsedMs = performance.now() - started;
   return summary;
