@@ -3,7 +3,7 @@
  * plain-string tool results, found by the engine in linear time over UTF-8.
  *
  * Arena layout per call, from the arena base:
- *   input bytes | 48+ bytes slack | prefix table (u32 ptr, u32 len)* | prefix bytes | output pairs
+ *   input bytes | SLACK | prefix table (u32 ptr, u32 len)* | prefix bytes | output pairs | repeat table
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
@@ -14,6 +14,8 @@ interface ScanExports extends EngineExports {
   scan_max_pairs(len: number, table: number, count: number): number;
   scan_text(text: number, len: number, table: number, count: number, out: number): number;
   scan_text_scalar(text: number, len: number, table: number, count: number, out: number): number;
+  scan_dedup(text: number, pairs: number, count: number, table: number): number;
+  scan_utf16_to_utf8(src: number, units: number, dst: number): number;
   scan_utf16_offsets(text: number, len: number, offsets: number, count: number): void;
   scan_count_byte(ptr: number, len: number, byte: number): number;
 }
@@ -29,66 +31,122 @@ export type ScanKernel = "simd" | "scalar";
 export const DEFAULT_SANDBOX_PREFIXES: readonly string[] = Object.freeze(["/mnt/user-data/"]);
 
 const OP = "scanText";
-// Readable room after the input: the kernels' last SIMD steps (and 4-byte
-// extension reads) run up to 34 bytes past the end and mask what they read.
-const SLACK = 48;
+// Readable room after the input: the kernels' SIMD steps run up to 64 bytes
+// past the end (and word reads a few more) and mask what they read.
+const SLACK = 80;
 const encoder = new TextEncoder();
-const DEFAULT_ENCODED: readonly Uint8Array[] = DEFAULT_SANDBOX_PREFIXES.map((p) => encoder.encode(p));
 const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Prefixes as the engine wants them: UTF-8 bytes, and their total size. */
+interface EncodedPrefixes {
+  readonly source: readonly string[];
+  readonly bytes: readonly Uint8Array[];
+  readonly size: number;
+}
 
 const align16 = (n: number) => (n + 15) & ~15;
 
-function scanExports(): ScanExports {
-  return engine() as ScanExports;
+function encodeList(source: readonly string[]): EncodedPrefixes {
+  const bytes = source.map((p) => encoder.encode(p));
+  return { source: [...source], bytes, size: bytes.reduce((sum, b) => sum + b.length, 0) };
 }
 
-function encodePrefixes(options: ScanOptions | undefined): readonly Uint8Array[] {
+const DEFAULT_ENCODED = encodeList(DEFAULT_SANDBOX_PREFIXES);
+// The last custom list: callers pass the same configured list on every call.
+let lastEncoded = DEFAULT_ENCODED;
+
+function encodePrefixes(options: ScanOptions | undefined): EncodedPrefixes {
   const prefixes = options?.sandboxPrefixes;
   if (prefixes === undefined || prefixes === DEFAULT_SANDBOX_PREFIXES) return DEFAULT_ENCODED;
   if (!Array.isArray(prefixes)) throw new TypeError("scanText: sandboxPrefixes must be an array of strings");
-  return prefixes.map((p: unknown) => {
+  if (sameList(prefixes, lastEncoded.source)) return lastEncoded;
+  for (const p of prefixes as unknown[]) {
     if (typeof p !== "string") throw new TypeError("scanText: sandboxPrefixes must be an array of strings");
     // The engine sees U+FFFD for it, which would also match real U+FFFD in text.
     if (LONE_SURROGATE.test(p)) throw new TypeError(`scanText: sandbox prefix ${JSON.stringify(p)} has a lone surrogate`);
-    return encoder.encode(p);
-  });
+  }
+  lastEncoded = encodeList(prefixes);
+  return lastEncoded;
 }
 
-function putU32(view: Uint8Array, at: number, value: number): void {
-  view[at] = value & 0xff;
-  view[at + 1] = (value >>> 8) & 0xff;
-  view[at + 2] = (value >>> 16) & 0xff;
-  view[at + 3] = value >>> 24;
+function sameList(a: readonly unknown[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+// A u32 view of engine memory, rebuilt when memory grows (or the instance is rebuilt).
+let words = new Uint32Array(0);
+function wordView(): Uint32Array {
+  const buffer = engine().memory.buffer;
+  if (words.buffer !== buffer) words = new Uint32Array(buffer);
+  return words;
+}
+
+/** Where the prefix table goes after `byteLength` input bytes at base (16-aligned). */
+const tableAt = (base: number, byteLength: number) => align16(base + byteLength + SLACK);
+/** Where the output pairs go after that table (16-aligned). */
+const outAt = (table: number, prefixes: EncodedPrefixes) => align16(table + 8 * prefixes.bytes.length + prefixes.size);
+
+/**
+ * Scan `byteLength` bytes at the arena base, inside runEngine: lays out the
+ * prefixes and room for the output, runs the kernel, returns the pair count
+ * (the pairs are at outAt()).
+ */
+function scanArena(x: ScanExports, base: number, byteLength: number, prefixes: EncodedPrefixes, kernel: ScanKernel): number {
+  const table = tableAt(base, byteLength);
+  const out = outAt(table, prefixes);
+  const count = prefixes.bytes.length;
+  reserve(out - base, OP);
+  const view = memoryView();
+  const w = wordView();
+  let at = table + 8 * count;
+  for (let k = 0; k < count; k++) {
+    const p = prefixes.bytes[k];
+    w[(table >> 2) + 2 * k] = at;
+    w[(table >> 2) + 2 * k + 1] = p.length;
+    view.set(p, at);
+    at += p.length;
+  }
+  reserve(out - base + 8 * x.scan_max_pairs(byteLength, table, count), OP);
+  return kernel === "simd" ? x.scan_text(base, byteLength, table, count, out) : x.scan_text_scalar(base, byteLength, table, count, out);
+}
+
+// Up to this many UTF-16 units, a text goes to the engine as UTF-16 (3 bytes
+// of arena per unit); beyond, TextEncoder writes it (ASCII: 1 byte per unit).
+const UTF16_MAX_UNITS = 2 ** 24;
+
+// A Buffer over engine memory (Buffer.write copies a string's UTF-16 out at memory speed).
+let bytes = Buffer.alloc(0);
+function byteView(): Buffer {
+  const buffer = engine().memory.buffer;
+  if (bytes.buffer !== buffer) bytes = Buffer.from(buffer);
+  return bytes;
 }
 
 /**
- * Scan `byteLength` bytes at the arena base: lays out the prefixes and the
- * output after them, runs the kernel, returns where the pairs are and how many.
+ * Write `text` as UTF-8 at the arena base; returns the byte length. Inside
+ * runEngine. Small and medium texts are copied out as UTF-16 and transcoded
+ * by the engine (several times faster than TextEncoder on mostly-ASCII
+ * text, byte-identical output); very long ones are encoded by TextEncoder,
+ * ASCII first, so an ASCII text needs no more arena than its length.
  */
-function scanArena(
-  base: number,
-  byteLength: number,
-  prefixes: readonly Uint8Array[],
-  kernel: ScanKernel,
-): { out: number; pairs: number } {
-  const table = align16(base + byteLength + SLACK);
-  let at = table + 8 * prefixes.length;
-  const prefixBytes = prefixes.reduce((sum, p) => sum + p.length, 0);
-  const out = align16(at + prefixBytes);
-  reserve(out - base, OP);
-  const view = memoryView();
-  prefixes.forEach((p, k) => {
-    putU32(view, table + 8 * k, at);
-    putU32(view, table + 8 * k + 4, p.length);
-    view.set(p, at);
-    at += p.length;
-  });
-  return runEngine(OP, byteLength, (e) => {
-    const x = e as ScanExports;
-    reserve(out - base + 8 * x.scan_max_pairs(byteLength, table, prefixes.length), OP);
-    const run = kernel === "simd" ? x.scan_text : x.scan_text_scalar;
-    return { out, pairs: run(base, byteLength, table, prefixes.length, out) };
-  });
+function encodeText(x: ScanExports, text: string, base: number): number {
+  const length = text.length;
+  if (length <= UTF16_MAX_UNITS) {
+    // UTF-16 right after room for its UTF-8: the in-place transcode never overtakes it
+    reserve(3 * length + SLACK, OP);
+    byteView().write(text, base + length, 2 * length, "utf16le");
+    return x.scan_utf16_to_utf8(base + length, length, base);
+  }
+  reserve(length + SLACK, OP);
+  let { read, written } = encoder.encodeInto(text, memoryView().subarray(base, base + length));
+  if (read < length) {
+    const rest = length - read;
+    reserve(written + 3 * rest + SLACK, OP);
+    written += encoder.encodeInto(text.slice(read), memoryView().subarray(base + written, base + written + 3 * rest)).written;
+  }
+  return written;
 }
 
 /**
@@ -99,12 +157,13 @@ function scanArena(
  * Linear time in the text, whatever it holds.
  *
  * Non-strings and "" give []. Refs are exact slices of `text` (non-ASCII and
- * astral characters included). Lone surrogates: TextEncoder.encodeInto writes
- * each as U+FFFD, which, like the lone surrogate, is not a space and not a
- * URL stop, so matches are the same; since refs are sliced from `text`, not
- * decoded, they keep the lone surrogate rather than U+FFFD. A sandbox prefix
- * with a lone surrogate is rejected (TypeError): the engine could not tell it
- * from U+FFFD.
+ * astral characters included). Lone surrogates: the engine scans the UTF-8
+ * TextEncoder would write, each lone surrogate as U+FFFD, which, like the
+ * lone surrogate, is not a space and not a URL stop, so matches are the same;
+ * since refs are sliced from `text`, not decoded, they keep the lone
+ * surrogate rather than U+FFFD (and repeats are then told apart as strings,
+ * not bytes). A sandbox prefix with a lone surrogate is rejected (TypeError):
+ * the engine could not tell it from U+FFFD.
  *
  * Throws an Error naming the operation and input size if the engine traps or
  * cannot grow its memory; the next call works.
@@ -112,26 +171,37 @@ function scanArena(
 export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
   if (typeof text !== "string" || text === "") return [];
   const prefixes = encodePrefixes(options);
-  const length = text.length;
-  // ASCII first: one byte per unit; only the rest of a non-ASCII text needs 3x.
-  const base = reserve(length + SLACK, OP);
-  let { read, written } = encoder.encodeInto(text, memoryView().subarray(base, base + length));
-  if (read < length) {
-    const rest = length - read;
-    reserve(written + 3 * rest + SLACK, OP);
-    written += encoder.encodeInto(text.slice(read), memoryView().subarray(base + written, base + written + 3 * rest)).written;
-  }
-  const { out, pairs } = scanArena(base, written, prefixes, "simd");
-  if (pairs === 0) return [];
-  // As many bytes as units means all ASCII: byte offsets are string offsets.
-  if (written !== length) {
-    runEngine(OP, written, (e) => (e as ScanExports).scan_utf16_offsets(base, written, out, 2 * pairs));
-  }
-  const offsets = new Uint32Array(scanExports().memory.buffer, out, 2 * pairs);
+  const base = scanInputPointer(0);
+  let out = 0;
+  // One engine visit: encode, scan, drop repeats (by bytes), map the kept offsets to UTF-16.
+  const result = runEngine(OP, text.length, (e) => {
+    const x = e as ScanExports;
+    const written = encodeText(x, text, base);
+    out = outAt(tableAt(base, written), prefixes);
+    const pairs = scanArena(x, base, written, prefixes, "simd");
+    if (pairs === 0) return 0;
+    const repeats = align16(out + 8 * pairs);
+    reserve(repeats - base + Math.max(16 * pairs, 64), OP);
+    const r = x.scan_dedup(base, out, pairs, repeats);
+    // As many bytes as units means all ASCII: byte offsets are string offsets.
+    if (written !== text.length) x.scan_utf16_offsets(base, written, out, 2 * (r >>> 1));
+    return r;
+  });
+  const kept = result >>> 1;
+  if (kept === 0) return [];
+  const w = wordView();
   const refs: ScanRef[] = [];
+  if ((result & 1) === 0) {
+    for (let i = out >> 2, end = i + 2 * kept; i < end; i += 2) {
+      const ref = text.slice(w[i], w[i + 1]);
+      refs.push({ type: "file", ref, display: displayName(ref) });
+    }
+    return refs;
+  }
+  // Some ref holds an 0xEF byte, maybe a U+FFFD standing for one of several lone surrogates: compare strings.
   const seen = new Set<string>();
-  for (let i = 0; i < 2 * pairs; i += 2) {
-    const ref = text.slice(offsets[i], offsets[i + 1]);
+  for (let i = out >> 2, end = i + 2 * kept; i < end; i += 2) {
+    const ref = text.slice(w[i], w[i + 1]);
     if (seen.has(ref)) continue;
     seen.add(ref);
     refs.push({ type: "file", ref, display: displayName(ref) });
@@ -142,23 +212,42 @@ export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
 /**
  * LOW-LEVEL (benchmarks, batch code): make room for `byteLength` input bytes
  * and return the engine-memory offset to write them at, through memoryView().
- * Then call scanBytes / countByteInEngine with the same length. Any other
- * engine call in between may overwrite them.
+ * Then call scanBytes / scanInEngine / countByteInEngine with the same
+ * length. Any other engine call in between may overwrite them.
  */
 export function scanInputPointer(byteLength: number): number {
   return reserve(byteLength + SLACK, OP);
 }
 
 /**
+ * LOW-LEVEL: write `text` as UTF-8 at scanInputPointer(), as scanText does
+ * (byte-identical to TextEncoder); returns the byte length to scan.
+ */
+export function writeTextInEngine(text: string): number {
+  const base = scanInputPointer(0);
+  return runEngine(OP, text.length, (e) => encodeText(e as ScanExports, text, base));
+}
+
+/**
  * LOW-LEVEL: scan `byteLength` UTF-8 bytes already written at
- * scanInputPointer(). Returns byte-offset pairs [start, end, ...] (a copy), in
- * scanText's order but before de-duplication. `kernel` picks the SIMD kernel
- * or its scalar reference.
+ * scanInputPointer() and leave the pairs in engine memory; returns how many
+ * (the kernel alone, as the benchmark times it). `kernel` picks the SIMD
+ * kernel or its scalar reference.
+ */
+export function scanInEngine(byteLength: number, options?: ScanOptions, kernel: ScanKernel = "simd"): number {
+  const base = scanInputPointer(byteLength);
+  const prefixes = encodePrefixes(options);
+  return runEngine(OP, byteLength, (e) => scanArena(e as ScanExports, base, byteLength, prefixes, kernel));
+}
+
+/**
+ * LOW-LEVEL: scanInEngine, then a copy of the byte-offset pairs
+ * [start, end, ...], in scanText's order but before repeats are dropped.
  */
 export function scanBytes(byteLength: number, options?: ScanOptions, kernel: ScanKernel = "simd"): Uint32Array {
-  const base = scanInputPointer(byteLength);
-  const { out, pairs } = scanArena(base, byteLength, encodePrefixes(options), kernel);
-  return new Uint32Array(scanExports().memory.buffer, out, 2 * pairs).slice();
+  const pairs = scanInEngine(byteLength, options, kernel);
+  const out = outAt(tableAt(scanInputPointer(0), byteLength), encodePrefixes(options));
+  return wordView().slice(out >> 2, (out >> 2) + 2 * pairs);
 }
 
 /**

@@ -2,7 +2,16 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { regexpScanText } from "../../bench/baselines/regexp-scan.js";
-import { countByteInEngine, scanBytes, scanInputPointer, scanText, type ScanKernel, type ScanOptions } from "../../src/engine/scan.js";
+import {
+  countByteInEngine,
+  scanBytes,
+  scanInEngine,
+  scanInputPointer,
+  scanText,
+  writeTextInEngine,
+  type ScanKernel,
+  type ScanOptions,
+} from "../../src/engine/scan.js";
 import { engine, memoryView } from "../../src/engine/wasm.js";
 import { displayName } from "../../src/types.js";
 
@@ -151,6 +160,22 @@ describe("scanText: behaviour", () => {
     expect(refs.join("")).not.toContain("\uFFFD");
   });
 
+  it("tells repeats apart as strings where the UTF-8 bytes are equal (lone surrogates, U+FFFD)", () => {
+    // all three are EF BF BD in UTF-8; only the repeated lone surrogate is a repeat
+    const text = "/mnt/user-data/a\uD800 /mnt/user-data/a\uD801 /mnt/user-data/a\uFFFD /mnt/user-data/a\uD800";
+    expect(refsOf(text)).toEqual(["/mnt/user-data/a\uD800", "/mnt/user-data/a\uD801", "/mnt/user-data/a\uFFFD"]);
+    const wide = "https://h/\uFF21.png /mnt/user-data/\uFF21 https://h/\uFF21.png /mnt/user-data/\uFF21";
+    expect(refsOf(wide)).toEqual(["/mnt/user-data/\uFF21", "https://h/\uFF21.png"]);
+  });
+
+  it("drops repeats among many references, the first occurrence kept in place", () => {
+    const names = Array.from({ length: 3000 }, (_, i) => `/mnt/user-data/f${i % 700}.txt https://h/${i % 500}.png`);
+    const text = names.join(" ");
+    const refs = refsOf(text);
+    expect(refs).toEqual(regexpScanText(text).map((r) => r.ref));
+    expect(refs).toHaveLength(1200);
+  });
+
   it("rejects a sandbox prefix with a lone surrogate, or a non-string one", () => {
     expect(() => scanText("x", { sandboxPrefixes: ["/a\uD800/"] })).toThrow(TypeError);
     expect(() => scanText("x", { sandboxPrefixes: [42 as unknown as string] })).toThrow(TypeError);
@@ -162,6 +187,13 @@ describe("scanText: behaviour", () => {
     expect(refsOf(text, { sandboxPrefixes: [] })).toEqual([]);
     expect(refsOf("/ab b/c", { sandboxPrefixes: ["/a", "/ab b/"] })).toEqual(["/ab"]);
     expect(refsOf("/ab b/c", { sandboxPrefixes: ["/ab b/", "/a"] })).toEqual(["/ab b/c"]);
+  });
+
+  it("finds references in a text too long to go to the engine as UTF-16", () => {
+    // past 2^24 units the text is encoded by TextEncoder, ASCII first
+    const text = `${"a ".repeat(2 ** 23)}/mnt/user-data/é/x.txt https://h/🙂.pdf`;
+    expect(text.length).toBeGreaterThan(2 ** 24);
+    expect(refsOf(text)).toEqual(["/mnt/user-data/é/x.txt", "https://h/🙂.pdf"]);
   });
 
   it("fits the densest possible output (one-byte prefix, one match every three bytes)", () => {
@@ -217,6 +249,11 @@ describe("engine kernels", () => {
     ["数据/", "a b/", "h", "/mnt/user-data/"],
     ["/a", "/b", "/c", "/d", "/e"],
     ["", "/mnt/"],
+    ["/m"],
+    ["/mn"],
+    [":", "/mnt/user-data/"],
+    ["://", "h"],
+    ["http", "ex"],
   );
 
   function write(bytes: Uint8Array): number {
@@ -242,7 +279,7 @@ describe("engine kernels", () => {
     fc.assert(
       fc.property(soup(40), fc.array(garbage, { maxLength: 8 }), fc.constantFrom<ScanKernel>("simd", "scalar"), (text, junk, kernel) => {
         const bytes = enc.encode(text);
-        const after = enc.encode(junk.join("")).subarray(0, 48);
+        const after = enc.encode(junk.join("")).subarray(0, 80);
         const at = scanInputPointer(bytes.length);
         const view = memoryView();
         view.set(bytes, at);
@@ -254,6 +291,27 @@ describe("engine kernels", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+
+  it("writes text into engine memory as exactly TextEncoder's UTF-8", () => {
+    const unit = fc.oneof(anyCodePoint, loneSurrogate, fc.constantFrom("a", "é", "数", "🙂", "\uFFFD"));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 80 }), fc.string({ unit: fc.constant("x"), maxLength: 40 }), (text, pad) => {
+        // ASCII padding shifts the non-ASCII across the 16-unit blocks the engine narrows at once
+        const s = pad + text + pad;
+        const n = writeTextInEngine(s);
+        const at = scanInputPointer(n);
+        expect(memoryView().slice(at, at + n)).toEqual(enc.encode(s));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("scanInEngine leaves the pairs scanBytes copies out", () => {
+    const text = "/mnt/user-data/a.txt https://x/a.png /mnt/user-data/a.txt";
+    const n = write(enc.encode(text));
+    expect(scanInEngine(n)).toBe(3);
+    expect(scanBytes(n).length).toBe(6);
   });
 
   it("scanBytes reports byte offsets of scanText's matches, repeats included", () => {
