@@ -11,7 +11,7 @@ import { deepStrictEqual } from "node:assert/strict";
 import { availableParallelism } from "node:os";
 import { Bench } from "tinybench";
 import { BufferPool } from "../src/batch/buffers.js";
-import { POOL_THRESHOLD, ScanPool, scanBatch, type BatchItem } from "../src/batch/index.js";
+import { MIN_CORES_FOR_SHARED_POOL, POOL_THRESHOLD, ScanPool, scanBatch, type BatchItem } from "../src/batch/index.js";
 import { normalizeItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, packRecords, unpackRecords } from "../src/batch/packing.js";
 import { scanRecords } from "../src/batch/scan.js";
@@ -112,7 +112,8 @@ const results = scanRecords(packed, { createdAt: CREATED_AT });
 const m =
   perItem(slice.length, () => buffers.give(packSlice())) +
   perItem(slice.length, () => void unpackRecords(results).map((r) => decodeEntries(r)));
-const w = perItem(slice.length, () => void scanRecords(packed, { createdAt: CREATED_AT }, undefined, (b) => buffers.take(b)));
+// As in a worker: the result goes into a recycled buffer.
+const w = perItem(slice.length, () => buffers.give(scanRecords(packed, { createdAt: CREATED_AT }, undefined, (b) => buffers.take(b))));
 const trips: number[] = [];
 for (let r = 0; r < 31; r++) {
   const t0 = performance.now();
@@ -158,5 +159,5 @@ for (const cores of [1, 2]) {
   const big = (e * 4096) / predicted(4096, cores);
   console.log(`  workers with ${cores} free core${cores > 1 ? "s" : ""} beside the calling thread: pays from ${from ?? "no size"} items on; ${big.toFixed(2)}× the loop at 4096 items`);
 }
-console.log(`POOL_THRESHOLD (src/batch/index.ts) = ${POOL_THRESHOLD}`);
+console.log(`POOL_THRESHOLD = ${POOL_THRESHOLD}, MIN_CORES_FOR_SHARED_POOL = ${MIN_CORES_FOR_SHARED_POOL} (src/batch/index.ts); this machine: ${threads} cores`);
 await pool.close();

@@ -214,7 +214,7 @@ describe("process lifetime", () => {
   /** Run a module script in a child process with the TypeScript loader; it must end by itself. */
   function child(body: string) {
     const script = `
-      import { scanBatch, ScanPool } from ${JSON.stringify(ROOT + "src/batch/index.ts")};
+      import { closeSharedPool, scanBatch, ScanPool } from ${JSON.stringify(ROOT + "src/batch/index.ts")};
       const items = Array.from({ length: 300 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
       ${body}`;
     return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 30_000 });
@@ -232,6 +232,17 @@ describe("process lifetime", () => {
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ entries: 300, workers: 2, stopped: true, left: 0 });
+  });
+
+  it("the default (shared) pool: large batches scanned, closeSharedPool() ends it, the process exits", () => {
+    const r = child(`
+      const result = await scanBatch(items);
+      await closeSharedPool();
+      await closeSharedPool(); // closing twice is harmless
+      console.log(result.entries.flat().length, result.errors.length);`);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe("300 0");
   });
 
   it("a pool nobody closes does not hold the process, however long its idle timeout", () => {

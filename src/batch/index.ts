@@ -7,6 +7,7 @@
  * fails alone; a worker that dies fails only the items of the slice it held,
  * and the pool starts a fresh worker for the next slice.
  */
+import { availableParallelism } from "node:os";
 import type { ArtifactEntry } from "../types.js";
 import { itemError, workerLostError, type BatchItemError } from "./errors.js";
 import { normalizeItem, writeItem, type BatchItem } from "./items.js";
@@ -21,21 +22,33 @@ export { ScanPool, type ScanPoolOptions } from "./pool.js";
 
 /**
  * Below this many items a batch runs on the calling thread. From
- * bench/batch.bench.ts: with per-item costs measured on one thread (packing
- * and decoding on the calling thread cost about a third of extracting, a
- * worker's scan about 1.3 times it, a round trip under 0.1 ms), the pool pays
- * from 4–8 items once its workers have a core to themselves; 32 leaves room
- * for what that model leaves out. (On a machine with no idle core the pool
- * cannot pay at any size; there it costs a large batch about 1.4×.)
+ * bench/batch.bench.ts, per item of typical tool results on one thread:
+ * extracting ≈ 48 µs, packing and decoding on the calling thread ≈ 30 µs, a
+ * worker's scan ≈ 104 µs (unpacking and parsing included), a round trip ≈
+ * 0.06 ms. Replaying scanBatch's schedule with those costs, the pool pays
+ * from 32 items on when its workers have two cores beside the calling thread
+ * (1.2× the loop at 4096 items).
  */
 export const POOL_THRESHOLD = 32;
+
+/**
+ * With fewer cores the shared pool is not used: by the same costs, workers
+ * sharing one core beside the calling thread never catch up with it (0.74×
+ * the loop at 4096 items), and the wall-clock runs agree. An explicit `pool`
+ * is always used.
+ */
+export const MIN_CORES_FOR_SHARED_POOL = 3;
 
 /** Slices per worker: enough to balance uneven items, few enough to keep per-task overhead small. */
 const SLICES_PER_THREAD = 4;
 const MAX_SLICE_ITEMS = 512;
 
 export interface ScanBatchOptions extends ScanOptions {
-  /** The pool for large batches. Default: one shared pool of `os.availableParallelism()` threads. */
+  /**
+   * The pool for large batches. Default: one shared pool of
+   * `os.availableParallelism()` threads, on machines with at least
+   * MIN_CORES_FOR_SHARED_POOL cores (below that the calling thread is faster).
+   */
   pool?: ScanPool;
   /** Batches with fewer items run on the calling thread. Default `POOL_THRESHOLD`. */
   poolThreshold?: number;
@@ -82,12 +95,13 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     }
   };
 
-  if (items.length < (options.poolThreshold ?? POOL_THRESHOLD)) {
+  const large = items.length >= (options.poolThreshold ?? POOL_THRESHOLD);
+  const pool = !large ? undefined : (options.pool ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
+  if (pool === undefined) {
     for (let i = 0; i < items.length; i++) scanHere(i);
     return { entries, errors };
   }
 
-  const pool = options.pool ?? (sharedPool ??= new ScanPool());
   const sliceItems = Math.min(MAX_SLICE_ITEMS, Math.ceil(items.length / (pool.threads * SLICES_PER_THREAD)));
 
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
