@@ -39,7 +39,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateHandles, type HandleSeed } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
-import { isReference, walkStructured, walkStructuredWithJson } from "./engine/walk.js";
+import { isReference, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -63,6 +63,8 @@ export interface ExtractOptions {
   sandboxPrefixes?: readonly string[];
   /** Clock for `created_at` (ISO-8601 UTC); injectable for deterministic output. */
   now?: () => string;
+  /** Told when the structured payload is rejected whole (over the node or depth budget, or not JSON); for statistics. */
+  onRejectedPayload?: (reason: WalkRejection) => void;
 }
 
 const MAX_REF_BYTES = 4096;
@@ -265,7 +267,13 @@ class Entries {
 }
 
 /** `mirrorUnits`: the longest text that may be the payload's mirror (0: none). */
-function structuredRefs(payload: unknown, out: Entries, toolName: string, mirrorUnits: number): void {
+function structuredRefs(
+  payload: unknown,
+  out: Entries,
+  toolName: string,
+  mirrorUnits: number,
+  onRejected: ExtractOptions["onRejectedPayload"],
+): void {
   let walk;
   try {
     if (mirrorUnits === 0) walk = walkStructured(payload);
@@ -279,7 +287,10 @@ function structuredRefs(payload: unknown, out: Entries, toolName: string, mirror
   } catch {
     return; // an engine failure drops this source only, like a rejected payload
   }
-  if (walk.status !== "ok") return;
+  if (walk.status !== "ok") {
+    onRejected?.(walk.reason);
+    return;
+  }
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
   if (walk.data !== undefined) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
@@ -373,7 +384,7 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);
   const out = new Entries(toolName, toolCallId, callIndex, options, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
-  if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0);
+  if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out);
 

@@ -112,7 +112,17 @@ describe("tool-artifacts scan", () => {
   it("--stats prints counts, throughput and rejected payloads on stderr", () => {
     const r = cli(["scan", EXAMPLE, "--stats"]);
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads \d+\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
+    expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
+  });
+
+  it("--stats counts structured payloads rejected over budget", () => {
+    const file = join(dir, "rejected.jsonl");
+    const wide = { type: "tool", tool_call_id: "c", content: "", artifact: { structured_content: { files: Array.from({ length: 2000 }, (_, i) => `/data/${i}.txt`) } } };
+    writeFileSync(file, JSON.stringify({ thread_id: "t", message: wide }) + "\n");
+    const r = cli(["scan", file, "--stats"]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/rejected payloads 1\n/);
   });
 
   it("a missing or unreadable input is one line on stderr and exit 2", () => {

@@ -144,6 +144,16 @@ describe("structured sources", () => {
     expect(refs(extract(m))).toEqual(["https://x.io/a.json"]);
   });
 
+  it("tells onRejectedPayload why a payload was rejected whole, and only then", () => {
+    const reasons: string[] = [];
+    let deep: unknown = "/data/deep.txt";
+    for (let i = 0; i < 40; i++) deep = { path: deep };
+    extractArtifacts(structured(deep) as never, { threadId: "t", onRejectedPayload: (r) => reasons.push(r) });
+    extractArtifacts(structured(Array.from({ length: 2000 }, (_, i) => i)) as never, { threadId: "t", onRejectedPayload: (r) => reasons.push(r) });
+    extractArtifacts(structured({ path: "/data/a.csv" }) as never, { threadId: "t", onRejectedPayload: (r) => reasons.push(r) });
+    expect(reasons).toEqual(["depth", "nodes"]);
+  });
+
   it("structuredContent on a text block", () => {
     const m = blocks({ type: "text", text: "done", structuredContent: { file: "/data/b.txt" } });
     expect(refs(extract(m))).toEqual(["/data/b.txt"]);

@@ -26,18 +26,14 @@ export interface LineScanOptions extends ScanOptions {
 /** Called with each item's thread id before it is scanned; workers use it for fault injection in tests. */
 export type ItemProbe = (threadId: string) => void;
 
-/**
- * Told of each structured payload extraction rejects whole (over the node or
- * depth budget, not JSON), for the CLI's --stats. Takes effect once
- * extractArtifacts calls `options.onRejectedPayload`; until then the count stays 0.
- */
-type RejectedPayload = (reason: string) => void;
+/** Told of each structured payload extraction rejects whole, for the CLI's --stats. */
+type RejectedPayload = NonNullable<ExtractOptions["onRejectedPayload"]>;
 
 /** Entries of one item; throws an Error saying why the item cannot be scanned. */
 export function scanItem(item: unknown, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
   const { threadId, callIndex, message } = normalizeItem(item);
   const { createdAt } = options;
-  const extract: ExtractOptions & { onRejectedPayload?: RejectedPayload } = {
+  const extract: ExtractOptions = {
     threadId,
     callIndex,
     detectRefsInText: options.detectRefsInText,
