@@ -1,5 +1,6 @@
 // Runs every bench/*.bench.ts (or those whose name contains an argument) one
 // after another, each in its own process so one suite's heap cannot skew the next.
+// The capture suite holds several 50k-message histories at once: a large heap.
 import { readdirSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -13,7 +14,7 @@ const suites = readdirSync(dir)
 let failed = 0;
 for (const suite of suites) {
   console.log(`\n=== ${suite} ===`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", `${dir}${suite}`], { stdio: "inherit" });
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--expose-gc", "--max-old-space-size=12288", `${dir}${suite}`], { stdio: "inherit" });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);
