@@ -112,7 +112,8 @@ const results = scanRecords(packed, { createdAt: CREATED_AT });
 const m =
   perItem(slice.length, () => buffers.give(packSlice())) +
   perItem(slice.length, () => void unpackRecords(results).map((r) => decodeEntries(r)));
-// As in a worker: the result goes into a recycled buffer.
+// What a worker runs (unpack, extract, pack entries), timed here on the calling
+// thread: it excludes the per-worker JIT warm-up that decides whether a pool pays.
 const w = perItem(slice.length, () => buffers.give(scanRecords(packed, { createdAt: CREATED_AT }, undefined, (b) => buffers.take(b))));
 const trips: number[] = [];
 for (let r = 0; r < 31; r++) {
@@ -123,7 +124,7 @@ for (let r = 0; r < 31; r++) {
 }
 const L = median(trips);
 const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`;
-console.log(`per item, typical results, one thread (median of 31): extract e = ${us(e)}, pack + decode on the calling thread m = ${us(m)}, worker scan w = ${us(w)}; round trip L = ${L.toFixed(3)} ms`);
+console.log(`per item, typical results, one thread (median of 31): extract e = ${us(e)}, pack + decode on the calling thread m = ${us(m)}, records scan (the worker's code, on this thread) w = ${us(w)}; round trip L = ${L.toFixed(3)} ms`);
 
 /** scanBatch's schedule replayed with those costs: ms for n items when the workers share `cores` free cores. */
 function predicted(n: number, cores: number): number {

@@ -23,9 +23,9 @@ export { ScanPool, type ScanPoolOptions } from "./pool.js";
 /**
  * Below this many items a batch runs on the calling thread. From
  * bench/batch.bench.ts, per item of typical tool results on one thread:
- * extracting ≈ 48 µs, packing and decoding on the calling thread ≈ 30 µs, a
- * worker's scan ≈ 104 µs (unpacking and parsing included), a round trip ≈
- * 0.06 ms. Replaying scanBatch's schedule with those costs, the pool pays
+ * extracting ≈ 48 µs, packing and decoding on the calling thread ≈ 30 µs, the
+ * worker's code (unpacking, parsing, extracting, packing; timed on one thread,
+ * warm) ≈ 104 µs, a round trip ≈ 0.06 ms. Replaying scanBatch's schedule with those costs, the pool pays
  * from 32 items on when its workers have two cores beside the calling thread
  * (1.2× the loop at 4096 items).
  */
@@ -34,8 +34,9 @@ export const POOL_THRESHOLD = 32;
 /**
  * With fewer cores the shared pool is not used: by the same costs, workers
  * sharing one core beside the calling thread never catch up with it (0.74×
- * the loop at 4096 items), and the wall-clock runs agree. An explicit `pool`
- * is always used.
+ * the loop at 4096 items), and the wall-clock runs agree: each worker also
+ * JIT-compiles the hot code again, which the single thread gets done on the
+ * idle second core. An explicit `pool` is always used.
  */
 export const MIN_CORES_FOR_SHARED_POOL = 3;
 
