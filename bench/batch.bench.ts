@@ -9,7 +9,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { availableParallelism } from "node:os";
-import { Bench } from "tinybench";
+import { alternatingRounds, median } from "./rounds.js";
 import { BufferPool } from "../src/batch/buffers.js";
 import { MIN_CORES_FOR_SHARED_POOL, POOL_THRESHOLD, ScanPool, scanBatch, type BatchItem } from "../src/batch/index.js";
 import { normalizeItem, writeItem } from "../src/batch/items.js";
@@ -44,23 +44,15 @@ for (const items of [typical, small]) {
 console.log(`typical: ${typical.length} items, ${(sizeOf(typical) / 1e6).toFixed(1)} MB, ${loop(typical).flat().length} entries; small: ${small.length} items, ${(sizeOf(small) / small.length).toFixed(0)} B each`);
 console.log(`scanBatch on a pool of ${threads} threads == extractArtifacts loop on all items (entries and order)\n`);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const ROUNDS = 3;
 
-/** Median ms per batch of each side, in alternating rounds so drift on the shared machine hits all alike. */
+/** Median ms per batch of each side. */
 async function compare(items: readonly BatchItem[]) {
-  const sides = { loop: [] as number[], shared: [] as number[], workers: [] as number[] };
-  for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({ time: 250, warmupTime: 50 })
-      .add("loop", () => void loop(items))
-      .add("shared", async () => void (await onPool(items, true)))
-      .add("workers", async () => void (await onPool(items, false)));
-    await bench.run();
-    for (const t of bench.tasks) {
-      if (t.result.state !== "completed") throw new Error(`${t.name}: ${t.result.state}`);
-      sides[t.name as keyof typeof sides].push(t.result.latency.p50);
-    }
-  }
+  const sides = await alternatingRounds(
+    { loop: () => void loop(items), shared: async () => void (await onPool(items, true)), workers: async () => void (await onPool(items, false)) },
+    ROUNDS,
+    { time: 250, warmupTime: 50 },
+  );
   return { loop: median(sides.loop), shared: median(sides.shared), workers: median(sides.workers) };
 }
 

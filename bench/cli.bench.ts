@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { extractArtifacts, type ToolMessageLike } from "../src/extract.js";
 import { toolResults } from "./batch-corpus.js";
+import { median } from "./rounds.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-cli-bench-"));
@@ -69,7 +70,6 @@ const direct = corpus.items.flatMap((it) =>
 deepStrictEqual(single, direct);
 console.log(`archive: ${corpus.items.length} tool results, ${MB.toFixed(1)} MB, ${single.length} entries; --threads 1 == --threads ${threads} == extractArtifacts per line`);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const ROUNDS = 7;
 const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[] };
 for (let round = 0; round < ROUNDS; round++) {

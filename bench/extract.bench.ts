@@ -11,6 +11,7 @@
  */
 import { deepStrictEqual } from "node:assert/strict";
 import { Bench } from "tinybench";
+import { alternatingRounds, median } from "./rounds.js";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
 import { baselineExtractArtifacts } from "./baselines/extract-ts.js";
 
@@ -102,31 +103,22 @@ for (const m of corpus) {
 }
 console.log(`corpus: ${corpus.length} messages, ${(corpusBytes / 1024).toFixed(0)} KB, ${entries} entries; extractArtifacts == baseline on all (and on ${mcpJson.length} mcp-adapters JSON strings)`);
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const ROUNDS = 5;
-/** Both sides in alternating short rounds, so drift on a shared machine hits both alike. */
 async function compare(messages: readonly ToolMessageLike[]) {
-  const engine: number[] = [];
-  const baseline: number[] = [];
-  const ratio: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const bench = new Bench({ time: 400, warmupTime: 100 })
-      .add("engine", () => {
+  const p50 = await alternatingRounds(
+    {
+      engine: () => {
         for (const m of messages) extractArtifacts(m, OPTIONS);
-      })
-      .add("baseline", () => {
+      },
+      baseline: () => {
         for (const m of messages) baselineExtractArtifacts(m, OPTIONS);
-      });
-    await bench.run();
-    const [e, b] = bench.tasks.map((t) => {
-      if (t.result.state !== "completed") throw new Error(`${t.name}: ${t.result.state}`);
-      return t.result.latency.p50 / messages.length;
-    });
-    engine.push(e);
-    baseline.push(b);
-    ratio.push(b / e);
-  }
-  return { engine: median(engine), baseline: median(baseline), ratio: median(ratio) };
+      },
+    },
+    ROUNDS,
+    { time: 400, warmupTime: 100 },
+  );
+  const per = (xs: number[]) => xs.map((x) => x / messages.length);
+  return { engine: median(per(p50.engine)), baseline: median(per(p50.baseline)), ratio: median(p50.baseline.map((b, i) => b / p50.engine[i])) };
 }
 
 const us = (ms: number) => `${(ms * 1000).toFixed(2)} µs`;
