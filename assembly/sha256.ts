@@ -13,7 +13,10 @@
 // scalar but computes the message schedule four words at a time in SIMD.
 // Both run their 64 rounds unrolled by eight, so the working variables rotate
 // by renaming instead of eight register moves per round, and both write hex
-// with SIMD (16 digits per swizzle).
+// with SIMD (16 digits per swizzle). Batch members that start with the same
+// whole 64-byte block (one tool result's handles) compress it once: its state
+// is kept and reused (see firstBlock). `sha256_gather` lets the host hand a
+// batch over as parts, so ids that many messages share are encoded once.
 
 // Round constants: first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes.
@@ -198,11 +201,55 @@ function compress(p: usize): void {
   store<u32>(H, load<u32>(H, 28) + h, 28);
 }
 
-/** Hash `len` bytes at `ptr`; the digest is left as 8 native words at H. */
-function digest(ptr: usize, len: usize): void {
+// Shared first block ---------------------------------------------------------
+// The handles of one tool result share `threadId:toolCallId:callIndex:`, which
+// with provider ids is usually 64 bytes or more: the whole first block. Its
+// chaining state is kept here and reused while the first block stays the same,
+// so each such message costs one compression instead of two.
+const PREFIX_BLOCK: usize = memory.data(<i32>BLOCK, 16);
+const PREFIX_STATE: usize = memory.data(8 * 4, 16);
+let prefixValid = false;
+
+/** Whether the 64 bytes at `a` and `b` are equal. */
+@inline function sameBlock(a: usize, b: usize): bool {
+  const diff = v128.or(
+    v128.or(v128.xor(v128.load(a, 0), v128.load(b, 0)), v128.xor(v128.load(a, 16), v128.load(b, 16))),
+    v128.or(v128.xor(v128.load(a, 32), v128.load(b, 32)), v128.xor(v128.load(a, 48), v128.load(b, 48))),
+  );
+  return !v128.any_true(diff);
+}
+
+/**
+ * Leave at H the chaining state after the whole first block at `p`: from the
+ * kept state when the block is the kept one, else compressed and kept.
+ */
+function firstBlock(p: usize): void {
+  if (prefixValid && sameBlock(p, PREFIX_BLOCK)) {
+    memory.copy(H, PREFIX_STATE, 32);
+    return;
+  }
   memory.copy(H, IV, 32);
+  compress(p);
+  for (let o: usize = 0; o < BLOCK; o += 16) v128.store(PREFIX_BLOCK + o, v128.load(p + o));
+  memory.copy(PREFIX_STATE, H, 32);
+  prefixValid = true;
+}
+
+/**
+ * Hash `len` bytes at `ptr`; the digest is left as 8 native words at H. With
+ * `shared`, a whole first block goes through the kept state (batch members
+ * often share it; single calls rarely do, so they skip the check).
+ */
+function digest(ptr: usize, len: usize, shared: bool = false): void {
   const full = ptr + (len & ~(BLOCK - 1));
-  for (let p = ptr; p < full; p += BLOCK) compress(p);
+  let p = ptr;
+  if (shared && p < full) {
+    firstBlock(p);
+    p += BLOCK;
+  } else {
+    memory.copy(H, IV, 32);
+  }
+  for (; p < full; p += BLOCK) compress(p);
   const tailBlocks = padTail(TAIL, ptr, len);
   compress(TAIL);
   if (tailBlocks > 1) compress(TAIL + BLOCK);
@@ -350,6 +397,7 @@ function compressLanes(blk: u32): void {
  */
 function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: usize, stride: usize): void {
   let most: u32 = 0;
+  let fewest: u32 = U32.MAX_VALUE;
   for (let l: u32 = 0; l < LANES; l++) {
     const entry = table + (<usize>(first + (l < lanes ? l : 0)) << 3);
     const ptr = <usize>load<u32>(entry);
@@ -360,9 +408,20 @@ function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: us
     store<u32>(LANE_FULL + (<usize>l << 2), full);
     store<u32>(LANE_BLOCKS + (<usize>l << 2), blocks);
     if (blocks > most) most = blocks;
+    if (full < fewest) fewest = full;
   }
-  for (let k: usize = 0; k < 8; k++) v128.store(VH + k * 16, v128.load32_splat(IV + k * 4));
-  for (let b: u32 = 0; b < most; b++) compressLanes(b);
+  // Lanes that all start with the same whole block start after it, from its
+  // state (see firstBlock); lane 0's block stands for all four.
+  const p0 = <usize>load<u32>(LANE_PTR);
+  const shared =
+    fewest > 0 &&
+    sameBlock(p0, <usize>load<u32>(LANE_PTR, 4)) &&
+    sameBlock(p0, <usize>load<u32>(LANE_PTR, 8)) &&
+    sameBlock(p0, <usize>load<u32>(LANE_PTR, 12));
+  const state = shared ? H : IV;
+  if (shared) firstBlock(p0);
+  for (let k: usize = 0; k < 8; k++) v128.store(VH + k * 16, v128.load32_splat(state + k * 4));
+  for (let b: u32 = shared ? 1 : 0; b < most; b++) compressLanes(b);
   // VH holds word k of every lane in row k: transpose rows 0-3 (and 4-7 when
   // more than 32 digits are asked for) into one vector of words per lane.
   const r0 = v128.load(VH, 0);
@@ -434,16 +493,47 @@ export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: us
   let i: u32 = 0;
   for (; i + LANES <= count; i += LANES) digestLanes(table, i, LANES, out, chars, stride);
   const rest = count - i;
-  // One leftover message is cheaper on the scalar path than alone in a SIMD group.
-  if (rest > 1) digestLanes(table, i, rest, out, chars, stride);
-  else if (rest == 1) sha256_batch_hex_scalar(table + (<usize>i << 3), 1, out + <usize>i * stride, chars, stride);
+  // A four-lane block costs a little over two scalar ones: one or two
+  // leftover messages are cheaper on the scalar path.
+  if (rest > 2) digestLanes(table, i, rest, out, chars, stride);
+  else if (rest > 0) sha256_batch_hex_scalar(table + (<usize>i << 3), rest, out + <usize>i * stride, chars, stride);
+}
+
+/**
+ * Assemble `count` messages for the batch exports from parts: message i is the
+ * concatenation of the `per` (pointer, length) u32 pairs at
+ * `parts + i * per * 8` (a part may be empty). Messages are written one after
+ * another from `dest`, and message i's (pointer, length) goes to
+ * `table + i * 8`. Returns the end of the last message. The host thus encodes
+ * a string that many messages share (a thread id, a tool-call id) once.
+ *
+ * Copies move 16 bytes at a time: a part may be read up to 15 bytes past its
+ * end, and up to 15 bytes past the returned end may be written, so the host
+ * keeps that much reserved room after every source and after the messages.
+ */
+export function sha256_gather(parts: usize, count: u32, per: u32, dest: usize, table: usize): usize {
+  let at = dest;
+  let part = parts;
+  for (let i: u32 = 0; i < count; i++) {
+    const start = at;
+    for (let k: u32 = 0; k < per; k++, part += 8) {
+      const src = <usize>load<u32>(part);
+      const len = <usize>load<u32>(part, 4);
+      for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
+      at += len;
+    }
+    const entry = table + (<usize>i << 3);
+    store<u32>(entry, <u32>start);
+    store<u32>(entry, <u32>(at - start), 4);
+  }
+  return at;
 }
 
 /** `sha256_batch_hex` one message at a time: the reference the SIMD tier is tested against. */
 export function sha256_batch_hex_scalar(table: usize, count: u32, out: usize, chars: usize, stride: usize): void {
   for (let i: u32 = 0; i < count; i++) {
     const entry = table + (<usize>i << 3);
-    digest(<usize>load<u32>(entry), <usize>load<u32>(entry, 4));
+    digest(<usize>load<u32>(entry), <usize>load<u32>(entry, 4), true);
     writeHex(out + <usize>i * stride, chars, v128.load(H), v128.load(H, 16));
   }
 }

@@ -1,6 +1,8 @@
 // Handles and ledger keys: the engine's SHA-256 against node:crypto (OpenSSL), side by side.
 //   per call: generateHandle vs createHash(...).update(s).digest("hex").slice(0, 8)   target ≥ 1×
-//   batch:    generateHandles(1000 seeds) vs the node:crypto loop over them        target ≥ 3×
+//   batch:    generateHandles(1000 unrelated seeds) vs the node:crypto loop       target ≥ 3×
+//             generateHandles per tool result (100 calls of 10 seeds sharing
+//             their ids, as extraction calls it) vs the node:crypto loop        target ≥ 3×
 //   keys:     occurrenceKeys(10k seeds, one capture round of a 10k-message history)
 //             vs json.dumps-style text + node:crypto per key                      (info)
 // Every result is checked against node:crypto before anything is timed.
@@ -36,6 +38,20 @@ const seeds: HandleSeed[] = JSON.parse(JSON.stringify(Array.from({ length: SEEDS
   occurrenceId: i % 5 === 0 ? null : `run-${randomUUID()}`,
 }))));
 
+// The batches extraction makes: one call per tool result, whose artifacts
+// share the thread, tool-call and occurrence ids and differ in ordinal. With
+// provider ids the shared `threadId:toolCallId:callIndex:` fills the first
+// 64-byte block, which the engine then compresses once per batch.
+const RESULTS = 100;
+const PER_RESULT = 10;
+const resultBatches: HandleSeed[][] = JSON.parse(JSON.stringify(Array.from({ length: RESULTS }, (_, r) => {
+  const threadId = randomUUID();
+  const toolCallId = toolCallIdFor(r);
+  const occurrenceId = r % 5 === 0 ? null : `run-${randomUUID()}`;
+  return Array.from({ length: PER_RESULT }, (_, ordinal) => ({ threadId, toolCallId, callIndex: 0, ordinal, occurrenceId }));
+})));
+const resultSeeds = resultBatches.flat();
+
 // One thread's history as capture hashes it after a reload: a result key per
 // ToolMessage (by its id) and a call key per AIMessage tool call.
 const THREAD = randomUUID();
@@ -45,7 +61,12 @@ const keySeeds: OccurrenceSeed[] = JSON.parse(JSON.stringify(Array.from({ length
 })));
 
 function toolCallId(): string {
-  return Math.random() < 0.5 ? `toolu_01${randomUUID().replace(/-/g, "").slice(0, 22)}` : `call_${randomUUID().slice(0, 24)}`;
+  return toolCallIdFor(Math.random() < 0.5 ? 0 : 1);
+}
+
+// Anthropic-style ids for even k, OpenAI-style for odd.
+function toolCallIdFor(k: number): string {
+  return k % 2 === 0 ? `toolu_01${randomUUID().replace(/-/g, "").slice(0, 22)}` : `call_${randomUUID().slice(0, 24)}`;
 }
 
 function nodeHandle(s: HandleSeed): string {
@@ -83,6 +104,19 @@ function nodeLoop(): string[] {
   return out;
 }
 
+function engineResults(): string[] {
+  const out = new Array<string>(resultSeeds.length);
+  let at = 0;
+  for (const batch of resultBatches) for (const h of generateHandles(batch)) out[at++] = h;
+  return out;
+}
+
+function nodeResults(): string[] {
+  const out = new Array<string>(resultSeeds.length);
+  for (let i = 0; i < resultSeeds.length; i++) out[i] = nodeHandle(resultSeeds[i]);
+  return out;
+}
+
 function nodeKeys(): string[] {
   const out = new Array<string>(KEYS);
   for (let i = 0; i < KEYS; i++) out[i] = nodeKey(keySeeds[i]);
@@ -94,9 +128,11 @@ const big = "tool output line with a path /mnt/user-data/out/report-ü.csv and m
 // --- verify ------------------------------------------------------------------
 const expected = nodeLoop();
 const expectedKeys = nodeKeys();
+const expectedResults = nodeResults();
 const checks: Array<[string, boolean]> = [
   ["generateHandle == node:crypto", engineSingles().every((h, i) => h === expected[i])],
   ["generateHandles == node:crypto", generateHandles(seeds).every((h, i) => h === expected[i])],
+  ["generateHandles per tool result == node:crypto", engineResults().every((h, i) => h === expectedResults[i])],
   ["occurrenceKeys == node:crypto", occurrenceKeys(keySeeds).every((k, i) => k === expectedKeys[i])],
   ["sha256Hex(1 MB) == node:crypto", sha256Hex(big) === createHash("sha256").update(big).digest("hex")],
 ];
@@ -132,6 +168,8 @@ function task(name: string, fn: () => { length: number }): void {
 task("generateHandle ×1000 (one call each)", engineSingles);
 task("node:crypto ×1000 (one call each)", nodeLoop);
 task("generateHandles(1000 seeds)", () => generateHandles(seeds));
+task(`generateHandles ×${RESULTS} results of ${PER_RESULT}`, engineResults);
+task(`node:crypto ×${RESULTS * PER_RESULT} (results' seeds)`, nodeResults);
 task("occurrenceKeys(10k seeds)", () => occurrenceKeys(keySeeds));
 task("node:crypto ×10k keys (one call each)", nodeKeys);
 task("sha256Hex 1 MB", () => sha256Hex(big));
@@ -158,6 +196,8 @@ const figures = (name: string): Figures => {
 const single = figures("generateHandle ×1000 (one call each)");
 const node = figures("node:crypto ×1000 (one call each)");
 const batch = figures("generateHandles(1000 seeds)");
+const perResult = figures(`generateHandles ×${RESULTS} results of ${PER_RESULT}`);
+const nodePerResult = figures(`node:crypto ×${RESULTS * PER_RESULT} (results' seeds)`);
 const keys = figures("occurrenceKeys(10k seeds)");
 const nodeKeyLoop = figures("node:crypto ×10k keys (one call each)");
 const bigEngine = figures("sha256Hex 1 MB");
@@ -173,6 +213,8 @@ console.log(`\nmedians per handle/key (${SEEDS} handle seeds, ${KEYS} key seeds$
 console.log(`  node:crypto per call        ${pair(node, SEEDS)}`);
 console.log(`  generateHandle per call     ${pair(single, SEEDS)}   ${ratio(node, single)} node:crypto (target ≥ 1×)`);
 console.log(`  generateHandles batch       ${pair(batch, SEEDS)}   ${ratio(node, batch)} node:crypto (target ≥ 3×)`);
+console.log(`  node:crypto, results' seeds  ${pair(nodePerResult, RESULTS * PER_RESULT)}`);
+console.log(`  generateHandles per result  ${pair(perResult, RESULTS * PER_RESULT)}   ${ratio(nodePerResult, perResult)} node:crypto (target ≥ 3×)`);
 console.log(`  node:crypto per key         ${pair(nodeKeyLoop, KEYS)}`);
 console.log(`  occurrenceKeys batch        ${pair(keys, KEYS)}   ${ratio(nodeKeyLoop, keys)} node:crypto`);
 console.log(

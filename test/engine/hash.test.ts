@@ -277,6 +277,32 @@ describe("batches", () => {
     }
   });
 
+  it("hashes runs of seeds that share their ids like node:crypto, in one call and call after call", () => {
+    // Extraction's batches: one tool result's artifacts share the thread,
+    // tool-call and occurrence ids. Long ids fill the first 64-byte block,
+    // whose state the engine keeps and reuses while the block stays the same:
+    // ids that agree on 64 bytes and differ after, or differ only in byte 0 or 63,
+    // must still hash apart. Non-ASCII ids take the text-by-text encoding.
+    const a64 = "a".repeat(64);
+    const id = fc.constantFrom(a64, `${a64}x`, `${"a".repeat(63)}b`, `b${"a".repeat(63)}`, "a", "", "é".repeat(40), "\ud83d", "3f2c1a8e-8b1b-4e2a-9a55-0c8f0d6f1e2a");
+    const run = fc.record({
+      threadId: id,
+      toolCallId: id,
+      callIndex: fc.oneof(fc.nat(12), fc.constant(Number.MAX_SAFE_INTEGER)),
+      occurrenceId: fc.option(id, { nil: null }),
+      ordinals: fc.array(fc.oneof(fc.nat(12), fc.constant(Number.MAX_SAFE_INTEGER)), { minLength: 1, maxLength: 9 }),
+    });
+    fc.assert(
+      fc.property(fc.array(run, { maxLength: 6 }), (runs) => {
+        const batches = runs.map(({ ordinals, ...ids }) => ordinals.map((ordinal): HandleSeed => ({ ...ids, ordinal })));
+        const seeds = batches.flat();
+        expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
+        for (const batch of batches) expect(generateHandles(batch)).toEqual(batch.map(handleOracle));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("handles a batch larger than the initial scratch in one call", () => {
     const seeds: HandleSeed[] = Array.from({ length: 3000 }, (_, i) => ({
       threadId: `thread-${"é".repeat(i % 97)}`,
@@ -332,8 +358,14 @@ describe("batch kernels", () => {
     // Lengths around the one/two padding-block boundary and multi-block ones,
     // mixed within a group of four so lanes finish at different blocks; every
     // digest length, with and without room left in the slot.
+    // Messages may also share a whole first block (its state is kept and
+    // reused), with prefixes that differ only in their first or last byte.
+    const prefixes = [new Uint8Array(64).fill(7), new Uint8Array(64).fill(7).fill(8, 63), new Uint8Array(64).fill(7).fill(8, 0, 1)];
     const message = fc.oneof(
       fc.uint8Array({ maxLength: 130 }),
+      fc
+        .tuple(fc.constantFrom(...prefixes), fc.uint8Array({ maxLength: 150 }))
+        .map(([prefix, rest]) => Buffer.concat([prefix, rest])),
       fc.integer({ min: 50, max: 70 }).chain((n) => fc.uint8Array({ minLength: n, maxLength: n })),
       fc.uint8Array({ minLength: 200, maxLength: 700 }),
     );
@@ -347,6 +379,49 @@ describe("batch kernels", () => {
         expect(runBatch("sha256_batch_hex_scalar", messages, chars, stride)).toEqual(expected);
       }),
       { numRuns: 300 },
+    );
+  });
+
+  it("sha256_gather concatenates each message's parts and fills the table", () => {
+    type Gather = (parts: number, count: number, per: number, dest: number, table: number) => number;
+    const gather = (engine() as unknown as Record<string, Gather>).sha256_gather;
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 4 }).chain((per) =>
+          fc.array(fc.array(fc.uint8Array({ maxLength: 40 }), { minLength: per, maxLength: per }), { maxLength: 6 }),
+        ),
+        (messages) => {
+          const per = messages[0]?.length ?? 1;
+          const sources = messages.flat();
+          const srcBytes = sources.reduce((n, p) => n + p.length + 16, 0);
+          const total = sources.reduce((n, p) => n + p.length, 0);
+          const partsAt = 0;
+          const tableAt = 8 * sources.length;
+          const srcAt = tableAt + 8 * messages.length;
+          const destAt = srcAt + srcBytes;
+          const base = reserve(destAt + total + 16, "test");
+          const mem = memoryView();
+          const view = new DataView(mem.buffer, base);
+          let at = srcAt;
+          sources.forEach((part, k) => {
+            mem.set(part, base + at);
+            view.setUint32(partsAt + 8 * k, base + at, true);
+            view.setUint32(partsAt + 8 * k + 4, part.length, true);
+            at += part.length + 16;
+          });
+          const end = gather(base + partsAt, messages.length, per, base + destAt, base + tableAt);
+          expect(end).toBe(base + destAt + total);
+          let expectedAt = base + destAt;
+          messages.forEach((parts, i) => {
+            const joined = Buffer.concat(parts);
+            expect(view.getUint32(tableAt + 8 * i, true)).toBe(expectedAt);
+            expect(view.getUint32(tableAt + 8 * i + 4, true)).toBe(joined.length);
+            expect(Buffer.from(mem.subarray(expectedAt, expectedAt + joined.length))).toEqual(joined);
+            expectedAt += joined.length;
+          });
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
