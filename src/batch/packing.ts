@@ -17,16 +17,18 @@
  * one by one: joining them into one large string first costs more than the
  * copy itself.
  *
- * Line results (CLI chunks out): counters, the output text ready to write
- * (UTF-8, since it goes to stdout as is), then the failures as JSON.
+ * Line results (CLI chunks out): counters, the failures as JSON, then the
+ * output text ready to write (UTF-8, since it goes to stdout as is).
  *
- *     u32 lines | u32 entries | u32 rejected | u32 skipped | u32 outputBytes | u32 failureBytes | output | failures
+ *     u32 lines | u32 entries | u32 rejected | u32 skipped | u32 outputBytes | u32 failureBytes | failures | output
  */
 import type { ArtifactEntry } from "../types.js";
 import type { LineFailure } from "./errors.js";
 
 const U32 = 4;
 const UNIT = 2;
+// UTF-8 takes at most 3 bytes per UTF-16 unit (a surrogate pair: 4 for 2).
+const MAX_UTF8_PER_UNIT = 3;
 
 /** Allocates a buffer of at least the given size (a reused one: see BufferPool). */
 export type Allocate = (bytes: number) => ArrayBuffer;
@@ -119,19 +121,24 @@ export interface LineResult {
 
 const LINE_HEADER = 6 * U32;
 
-/** `output` is written piece by piece, for the reason records are. */
+/**
+ * `output` is written piece by piece, for the reason records are, into room
+ * for its longest UTF-8 (3 bytes per UTF-16 unit): measuring each piece's
+ * UTF-8 length first was a tenth of a CLI scan. Pooled buffers make the
+ * headroom free after the first few chunks.
+ */
 export function packLineResult(result: LineResult, output: readonly string[], alloc: Allocate = fresh): ArrayBuffer {
   const failures = result.failures.length === 0 ? "" : JSON.stringify(result.failures.map((f) => [f.line, f.reason]));
-  let outputBytes = 0;
-  for (const piece of output) outputBytes += Buffer.byteLength(piece, "utf8");
+  let units = 0;
+  for (const piece of output) units += piece.length;
   const failureBytes = Buffer.byteLength(failures, "utf8");
-  const buffer = alloc(LINE_HEADER + outputBytes + failureBytes);
-  const head = new Uint32Array(buffer, 0, 6);
-  head.set([result.lines, result.entries, result.rejected, result.skipped, outputBytes, failureBytes]);
+  const buffer = alloc(LINE_HEADER + failureBytes + units * MAX_UTF8_PER_UNIT);
   const bytes = Buffer.from(buffer);
-  let at = LINE_HEADER;
+  bytes.write(failures, LINE_HEADER, "utf8");
+  const start = LINE_HEADER + failureBytes;
+  let at = start;
   for (const piece of output) at += bytes.write(piece, at, "utf8");
-  bytes.write(failures, at, "utf8");
+  new Uint32Array(buffer, 0, 6).set([result.lines, result.entries, result.rejected, result.skipped, at - start, failureBytes]);
   return buffer;
 }
 
@@ -142,11 +149,11 @@ export function unpackLineResult(buffer: ArrayBuffer): LineResult & { output: Ui
   if (LINE_HEADER + outputBytes + failureBytes > buffer.byteLength) {
     throw new Error(`packed line result: sections of ${outputBytes} + ${failureBytes} bytes overrun ${buffer.byteLength} bytes`);
   }
-  const output = new Uint8Array(buffer, LINE_HEADER, outputBytes);
+  const output = new Uint8Array(buffer, LINE_HEADER + failureBytes, outputBytes);
   const failures: LineFailure[] =
     failureBytes === 0
       ? []
-      : (JSON.parse(Buffer.from(buffer, LINE_HEADER + outputBytes, failureBytes).toString("utf8")) as [number, string][]).map(
+      : (JSON.parse(Buffer.from(buffer, LINE_HEADER, failureBytes).toString("utf8")) as [number, string][]).map(
           ([line, reason]) => ({ line, reason }),
         );
   return { lines, entries, rejected, skipped, failures, output };
