@@ -519,14 +519,53 @@ export function sha256_gather(parts: usize, count: u32, per: u32, dest: usize, t
     for (let k: u32 = 0; k < per; k++, part += 8) {
       const src = <usize>load<u32>(part);
       const len = <usize>load<u32>(part, 4);
-      for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
-      at += len;
+      at = copyOver(at, src, len);
     }
-    const entry = table + (<usize>i << 3);
-    store<u32>(entry, <u32>start);
-    store<u32>(entry, <u32>(at - start), 4);
+    setEntry(table, i, start, at);
   }
   return at;
+}
+
+/** Copy `len` bytes from `src` to `at` 16 at a time (see sha256_gather's room); returns the end. */
+@inline function copyOver(at: usize, src: usize, len: usize): usize {
+  for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
+  return at + len;
+}
+
+/** Table entry `i`: the message from `start` to `end`. */
+@inline function setEntry(table: usize, i: u32, start: usize, end: usize): void {
+  const entry = table + (<usize>i << 3);
+  store<u32>(entry, <u32>start);
+  store<u32>(entry, <u32>(end - start), 4);
+}
+
+/**
+ * Lay out `count` messages for the batch exports that differ only in a
+ * counter: message i is the `prefixLen` bytes at `prefix`, then i in decimal,
+ * then the `suffixLen` bytes at `suffix` (the handles of one tool result,
+ * ordinals 0 .. count-1). Written and tabled as `sha256_gather` does, with the
+ * same 15 bytes of reading and writing room; returns the end of the last one.
+ */
+export function sha256_counter_texts(prefix: usize, prefixLen: usize, suffix: usize, suffixLen: usize, count: u32, dest: usize, table: usize): usize {
+  let at = dest;
+  for (let i: u32 = 0; i < count; i++) {
+    const start = at;
+    at = copyOver(putDecimal(copyOver(at, prefix, prefixLen), i), suffix, suffixLen);
+    setEntry(table, i, start, at);
+  }
+  return at;
+}
+
+/** `v` in decimal at `at`; returns the end. */
+@inline function putDecimal(at: usize, v: u32): usize {
+  let digits: usize = 1;
+  for (let x = v; x >= 10; x /= 10) digits++;
+  let x = v;
+  for (let k = digits; k > 0; k--) {
+    store<u8>(at + k - 1, <u8>(0x30 + x % 10));
+    x /= 10;
+  }
+  return at + digits;
 }
 
 /** `sha256_batch_hex` one message at a time: the reference the SIMD tier is tested against. */

@@ -37,7 +37,7 @@
  * caller bug, not data) throws.
  */
 import type { ToolMessage } from "@langchain/core/messages";
-import { generateHandle, generateHandles, type HandleSeed } from "./engine/hash.js";
+import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
@@ -393,7 +393,7 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   // One entry (the common case) takes the engine's single-hash fast path; more go in one batch.
   if (entries.length === 1) entries[0].handle = generateHandle(threadId, toolCallId, callIndex, 0, occurrenceId);
   else if (entries.length > 1) {
-    const handles = generateHandles(entries.map((_, ordinal): HandleSeed => ({ threadId, toolCallId, callIndex, ordinal, occurrenceId })));
+    const handles = generateResultHandles(threadId, toolCallId, callIndex, entries.length, occurrenceId);
     for (let i = 0; i < entries.length; i++) entries[i].handle = handles[i];
   }
   return entries;

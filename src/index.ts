@@ -2,7 +2,7 @@
  * tool-artifacts: durable handles for the references an agent's tools produce.
  * The public contract (DESIGN §12); everything else is internal.
  */
-export { generateHandle, generateHandles, occurrenceKey, occurrenceKeys, type HandleSeed, type OccurrenceSeed } from "./engine/hash.js";
+export { generateHandle, generateHandles, generateResultHandles, occurrenceKey, occurrenceKeys, type HandleSeed, type OccurrenceSeed } from "./engine/hash.js";
 export { scanText, type ScanOptions as ScanTextOptions } from "./engine/scan.js";
 export { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "./extract.js";
 export {

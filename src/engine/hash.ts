@@ -18,6 +18,7 @@ interface HashExports extends EngineExports {
   sha256_hex(ptr: number, len: number, out: number): void;
   sha256_batch_hex(table: number, count: number, out: number, chars: number, stride: number): void;
   sha256_gather(parts: number, count: number, per: number, dest: number, table: number): number;
+  sha256_counter_texts(prefix: number, prefixLen: number, suffix: number, suffixLen: number, count: number, dest: number, table: number): number;
   sha256_plain_quotes(ptr: number, len: number): number;
 }
 
@@ -66,6 +67,8 @@ const NUMBERS_SLOT = 40;
 // sha256_gather reads up to 15 bytes past a part and writes up to 15 past the texts.
 const GATHER_SLACK = 16;
 const COLON = 0x3a;
+// generateResultHandles: the engine writes ordinals as u32.
+const MAX_COUNT = 2 ** 32 - 1;
 const DIGIT_ZERO = 0x30;
 
 const encoder = new TextEncoder();
@@ -457,11 +460,59 @@ export function generateHandles(seeds: readonly HandleSeed[]): string[] {
     e.sha256_gather(base + partsAt, n, HANDLE_PARTS, base + textAt, base + tableAt);
     e.sha256_batch_hex(base + tableAt, n, base + out, HANDLE_HEX, HANDLE_HEX);
   });
+  return handleStrings(out, n);
+}
+
+/**
+ * The handles of one tool result's `count` artifacts: `generateHandle` with
+ * ordinals 0 .. count-1 and the other arguments shared, in one engine call.
+ * This is the batch extraction makes; the ids are encoded once and the engine
+ * writes the ordinals itself. Same results as `generateHandle` per ordinal.
+ *
+ * @throws TypeError when an id is not a string or `callIndex`/`count` is not
+ *   a non-negative integer (`count` below 2^32).
+ */
+export function generateResultHandles(
+  threadId: string,
+  toolCallId: string,
+  callIndex: number,
+  count: number,
+  occurrenceId?: string | null,
+): string[] {
+  const op = "generateResultHandles";
+  const t = checkString(threadId, "threadId", op, -1);
+  const c = checkString(toolCallId, "toolCallId", op, -1);
+  const ci = checkIndex(callIndex, "callIndex", op, -1);
+  const n = checkIndex(count, "count", op, -1);
+  if (n > MAX_COUNT) fail(op, "count", -1, `at most ${MAX_COUNT}`, count);
+  const occ = checkOptionalString(occurrenceId, "occurrenceId", op, -1);
+  if (n === 0) return [];
+  // Prefix and suffix around the ordinal; each begins or ends with ":", so
+  // encoding them joined cannot pair surrogates across the seam.
+  const prefix = `${t}:${c}:${ci}:`;
+  const suffix = occ === null ? "" : `:${occ}`;
+  const chars = prefix.length + suffix.length;
+  // Arena: prefix and suffix, then table, hex out, texts (ordinals < 2^32: 10 digits).
+  const tableAt = (chars * MAX_UTF8_PER_UNIT + GATHER_SLACK + 15) & ~15;
+  const out = tableAt + 8 * n;
+  const textAt = out + HANDLE_HEX * n;
+  const e = scratch(textAt + n * (chars * MAX_UTF8_PER_UNIT + 10) + GATHER_SLACK, op);
+  const written = encodeJoined([prefix, suffix], 0);
+  const prefixBytes = written === chars ? prefix.length : encoder.encodeInto(prefix, target).written;
+  runEngine(op, written, () => {
+    e.sha256_counter_texts(base, prefixBytes, base + prefixBytes, written - prefixBytes, n, base + textAt, base + tableAt);
+    e.sha256_batch_hex(base + tableAt, n, base + out, HANDLE_HEX, HANDLE_HEX);
+  });
+  return handleStrings(out, n);
+}
+
+/** `n` handles from the hex heads at `out`, one flat 12-character string each. */
+function handleStrings(out: number, n: number): string[] {
+  const t = target;
   const [p0, p1, p2, p3] = HANDLE_PREFIX_CODES;
   const handles = new Array<string>(n);
-  // One flat 12-character string per handle, straight from the bytes.
   for (let i = 0, p = out; i < n; i++, p += HANDLE_HEX) {
-    handles[i] = String.fromCharCode(p0, p1, p2, p3, t8[p], t8[p + 1], t8[p + 2], t8[p + 3], t8[p + 4], t8[p + 5], t8[p + 6], t8[p + 7]);
+    handles[i] = String.fromCharCode(p0, p1, p2, p3, t[p], t[p + 1], t[p + 2], t[p + 3], t[p + 4], t[p + 5], t[p + 6], t[p + 7]);
   }
   return handles;
 }

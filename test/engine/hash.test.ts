@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import {
   generateHandle,
   generateHandles,
+  generateResultHandles,
   occurrenceKey,
   occurrenceKeys,
   sha256Hex,
@@ -303,6 +304,33 @@ describe("batches", () => {
     );
   });
 
+  it("generateResultHandles gives generateHandle's handle for each ordinal, call after call", () => {
+    // The same id pool as above (shared first blocks, non-ASCII, a lone surrogate).
+    const a64 = "a".repeat(64);
+    const id = fc.constantFrom(a64, `${a64}x`, `${"a".repeat(63)}b`, `b${"a".repeat(63)}`, "a", "", "é".repeat(40), "\udc42", "\ud83d");
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(id, id, fc.oneof(fc.nat(12), fc.constant(Number.MAX_SAFE_INTEGER)), fc.integer({ min: 0, max: 23 }), fc.option(id, { nil: null })), { maxLength: 5 }),
+        (results) => {
+          for (const [t, c, ci, count, occ] of results) {
+            const singles = Array.from({ length: count }, (_, ordinal) => generateHandle(t, c, ci, ordinal, occ));
+            expect(generateResultHandles(t, c, ci, count, occ)).toEqual(singles);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("generateResultHandles: ordinals of every digit count, past the initial scratch", () => {
+    const count = 12_345;
+    const handles = generateResultHandles("thread-é", "call_1", 3, count, "msg-1");
+    for (const ordinal of [0, 9, 10, 99, 100, 999, 1000, 9999, 10_000, count - 1]) {
+      expect(handles[ordinal], `ordinal ${ordinal}`).toBe(handleOracle({ threadId: "thread-é", toolCallId: "call_1", callIndex: 3, ordinal, occurrenceId: "msg-1" }));
+    }
+    expect(new Set(handles).size).toBe(count);
+  });
+
   it("handles a batch larger than the initial scratch in one call", () => {
     const seeds: HandleSeed[] = Array.from({ length: 3000 }, (_, i) => ({
       threadId: `thread-${"é".repeat(i % 97)}`,
@@ -498,6 +526,9 @@ describe("input validation", () => {
     ["messageId", call(() => occurrenceKey("result", "t", bad(7), "c", 0)), /messageId must be a string, got number 7/],
     ["index", call(() => occurrenceKey("call", "t", null, "c", -3)), /index must be a non-negative integer/],
     ["text", call(() => sha256Hex(bad(Buffer.from("x")))), /sha256Hex: text must be a string, got object/],
+    ["result handles count", call(() => generateResultHandles("t", "c", 0, -1)), /generateResultHandles: count must be a non-negative integer/],
+    ["result handles count 2^32", call(() => generateResultHandles("t", "c", 0, 2 ** 32)), /generateResultHandles: count must be at most 4294967295/],
+    ["result handles id", call(() => generateResultHandles("t", bad(null), 0, 2)), /generateResultHandles: toolCallId must be a string, got null/],
     ["handle seeds", call(() => generateHandles(bad("x"))), /generateHandles: seeds must be an array/],
     ["handle seed", call(() => generateHandles([bad(null)])), /generateHandles: seeds\[0\] must be an object/],
     ["hole in seeds", call(() => occurrenceKeys(bad([, { kind: "call" }]))), /occurrenceKeys: seeds\[0\] must be an object, got undefined/],
