@@ -7,6 +7,8 @@
  *
  * Prints the median wall time of whole runs (process start to exit) and the
  * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio.
+ * Then the same scan several times in one process, pool vs calling thread:
+ * the first pass is what a CLI run gets, the later ones the warm rate.
  * With BENCH_RSS=1 it also scans a 1 GB archive and prints the peak RSS.
  */
 import { deepStrictEqual } from "node:assert/strict";
@@ -89,6 +91,52 @@ console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStar
 console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool)).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
 console.log(`  pool / --threads 1: ${median(runs.ratio).toFixed(2)}× wall (median of per-round ratios), ${(median(runs.poolScan) / median(runs.oneScan)).toFixed(2)}× scan`);
 console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
+
+// Why the pool loses on this archive: the same scan (scanArchive, what the CLI
+// runs) four times over in one fresh process, output discarded. The first
+// pass pays each thread's JIT warm-up; the later ones show the warm rate.
+const PASSES = 4;
+const passesScript = join(dir, "passes.mjs");
+writeFileSync(
+  passesScript,
+  `import { open } from "node:fs/promises";
+import { ScanPool } from "./dist/batch/pool.js";
+import { scanArchive } from "./dist/batch/stream.js";
+const threads = Number(process.argv[2]);
+const pool = threads > 1 ? new ScanPool({ threads }) : undefined;
+const ms = [];
+for (let pass = 0; pass < ${PASSES}; pass++) {
+  const file = await open(process.argv[3]);
+  const source = { read: async (into) => (await file.read(into, 0, into.byteLength)).bytesRead };
+  const t0 = performance.now();
+  await scanArchive(source, (bytes, done) => done(), { pool, format: "jsonl", onFailure() {} });
+  ms.push(performance.now() - t0);
+  await file.close();
+}
+await pool?.close();
+console.log(JSON.stringify(ms));
+`,
+);
+const passes = (threads: number): number[] => {
+  const r = spawnSync(process.execPath, [passesScript, String(threads), archive], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`passes with ${threads} threads exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as number[];
+};
+const PASS_ROUNDS = 5;
+const onePasses: number[][] = [];
+const poolPasses: number[][] = [];
+for (let round = 0; round < PASS_ROUNDS; round++) {
+  onePasses.push(passes(1));
+  poolPasses.push(passes(threads));
+}
+const at = (runs: number[][], pass: number) => median(runs.map((r) => r[pass]));
+console.log(`\nscanArchive, ${PASSES} passes over the archive in one process (median of ${PASS_ROUNDS} alternating processes; MB/s)`);
+console.log(`  ${"pass".padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => String(p + 1).padStart(8)).join("")}`);
+console.log(`  ${"calling thread".padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => rate(at(onePasses, p)).padStart(8)).join("")}`);
+console.log(`  ${`pool (${threads})`.padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => rate(at(poolPasses, p)).padStart(8)).join("")}`);
+console.log(
+  `  pool / calling thread: ${(at(onePasses, 0) / at(poolPasses, 0)).toFixed(2)}× cold (pass 1), ${(at(onePasses, PASSES - 1) / at(poolPasses, PASSES - 1)).toFixed(2)}× warm (pass ${PASSES})`,
+);
 
 if (process.env.BENCH_RSS === "1") {
   const big = join(dir, "archive-1gb.jsonl");
