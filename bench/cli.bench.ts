@@ -104,36 +104,45 @@ import { ScanPool } from "./dist/batch/pool.js";
 import { scanArchive } from "./dist/batch/stream.js";
 const threads = Number(process.argv[2]);
 const pool = threads > 1 ? new ScanPool({ threads }) : undefined;
-const ms = [];
+const passes = [];
 for (let pass = 0; pass < ${PASSES}; pass++) {
   const file = await open(process.argv[3]);
   const source = { read: async (into) => (await file.read(into, 0, into.byteLength)).bytesRead };
+  const cpu = process.cpuUsage();
   const t0 = performance.now();
   await scanArchive(source, (bytes, done) => done(), { pool, format: "jsonl", onFailure() {} });
-  ms.push(performance.now() - t0);
+  const used = process.cpuUsage(cpu);
+  passes.push({ ms: performance.now() - t0, cpuMs: (used.user + used.system) / 1000 });
   await file.close();
 }
 await pool?.close();
-console.log(JSON.stringify(ms));
+console.log(JSON.stringify(passes));
 `,
 );
-const passes = (threads: number): number[] => {
+interface Pass {
+  ms: number;
+  /** CPU time of the whole process (every thread) during the pass. */
+  cpuMs: number;
+}
+const runPasses = (threads: number): Pass[] => {
   const r = spawnSync(process.execPath, [passesScript, String(threads), archive], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`passes with ${threads} threads exited ${r.status}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as number[];
+  return JSON.parse(r.stdout) as Pass[];
 };
 const PASS_ROUNDS = 5;
-const onePasses: number[][] = [];
-const poolPasses: number[][] = [];
+const onePasses: Pass[][] = [];
+const poolPasses: Pass[][] = [];
 for (let round = 0; round < PASS_ROUNDS; round++) {
-  onePasses.push(passes(1));
-  poolPasses.push(passes(threads));
+  onePasses.push(runPasses(1));
+  poolPasses.push(runPasses(threads));
 }
-const at = (runs: number[][], pass: number) => median(runs.map((r) => r[pass]));
-console.log(`\nscanArchive, ${PASSES} passes over the archive in one process (median of ${PASS_ROUNDS} alternating processes; MB/s)`);
-console.log(`  ${"pass".padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => String(p + 1).padStart(8)).join("")}`);
-console.log(`  ${"calling thread".padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => rate(at(onePasses, p)).padStart(8)).join("")}`);
-console.log(`  ${`pool (${threads})`.padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => rate(at(poolPasses, p)).padStart(8)).join("")}`);
+const at = (runs: Pass[][], pass: number, field: keyof Pass = "ms") => median(runs.map((r) => r[pass][field]));
+const row = (label: string, runs: Pass[][]) =>
+  `  ${label.padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => `${rate(at(runs, p))} (${(at(runs, p, "cpuMs") / 1000).toFixed(2)} s)`.padStart(16)).join("")}`;
+console.log(`\nscanArchive, ${PASSES} passes over the archive in one process (median of ${PASS_ROUNDS} alternating processes; MB/s and process CPU time)`);
+console.log(`  ${"pass".padEnd(14)} ${Array.from({ length: PASSES }, (_, p) => String(p + 1).padStart(16)).join("")}`);
+console.log(row("calling thread", onePasses));
+console.log(row(`pool (${threads})`, poolPasses));
 console.log(
   `  pool / calling thread: ${(at(onePasses, 0) / at(poolPasses, 0)).toFixed(2)}× cold (pass 1), ${(at(onePasses, PASSES - 1) / at(poolPasses, PASSES - 1)).toFixed(2)}× warm (pass ${PASSES})`,
 );
