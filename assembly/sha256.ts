@@ -15,8 +15,8 @@
 // by renaming instead of eight register moves per round, and both write hex
 // with SIMD (16 digits per swizzle). Batch members that start with the same
 // whole 64-byte block (one tool result's handles) compress it once: its state
-// is kept and reused (see firstBlock). `sha256_gather` lets the host hand a
-// batch over as parts, so ids that many messages share are encoded once.
+// is kept and reused (see firstBlock). `sha256_counter_texts` lays out one
+// result's handle texts from their shared prefix and suffix.
 
 // Round constants: first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes.
@@ -499,34 +499,7 @@ export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: us
   else if (rest > 0) sha256_batch_hex_scalar(table + (<usize>i << 3), rest, out + <usize>i * stride, chars, stride);
 }
 
-/**
- * Assemble `count` messages for the batch exports from parts: message i is the
- * concatenation of the `per` (pointer, length) u32 pairs at
- * `parts + i * per * 8` (a part may be empty). Messages are written one after
- * another from `dest`, and message i's (pointer, length) goes to
- * `table + i * 8`. Returns the end of the last message. The host thus encodes
- * a string that many messages share (a thread id, a tool-call id) once.
- *
- * Copies move 16 bytes at a time: a part may be read up to 15 bytes past its
- * end, and up to 15 bytes past the returned end may be written, so the host
- * keeps that much reserved room after every source and after the messages.
- */
-export function sha256_gather(parts: usize, count: u32, per: u32, dest: usize, table: usize): usize {
-  let at = dest;
-  let part = parts;
-  for (let i: u32 = 0; i < count; i++) {
-    const start = at;
-    for (let k: u32 = 0; k < per; k++, part += 8) {
-      const src = <usize>load<u32>(part);
-      const len = <usize>load<u32>(part, 4);
-      at = copyOver(at, src, len);
-    }
-    setEntry(table, i, start, at);
-  }
-  return at;
-}
-
-/** Copy `len` bytes from `src` to `at` 16 at a time (see sha256_gather's room); returns the end. */
+/** Copy `len` bytes from `src` to `at` 16 at a time (see sha256_counter_texts' room); returns the end. */
 @inline function copyOver(at: usize, src: usize, len: usize): usize {
   for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
   return at + len;
@@ -543,8 +516,12 @@ export function sha256_gather(parts: usize, count: u32, per: u32, dest: usize, t
  * Lay out `count` messages for the batch exports that differ only in a
  * counter: message i is the `prefixLen` bytes at `prefix`, then i in decimal,
  * then the `suffixLen` bytes at `suffix` (the handles of one tool result,
- * ordinals 0 .. count-1). Written and tabled as `sha256_gather` does, with the
- * same 15 bytes of reading and writing room; returns the end of the last one.
+ * ordinals 0 .. count-1). The host encodes the shared part once and nothing
+ * per message. Messages are written one after another from `dest`, and
+ * message i's (pointer, length) goes to `table + i * 8`; returns the end of
+ * the last one. Copies move 16 bytes at a time: prefix and suffix may be read
+ * up to 15 bytes past their end, and up to 15 bytes past the returned end may
+ * be written, so the host keeps that much reserved room after each.
  */
 export function sha256_counter_texts(prefix: usize, prefixLen: usize, suffix: usize, suffixLen: usize, count: u32, dest: usize, table: usize): usize {
   let at = dest;

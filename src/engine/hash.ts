@@ -17,7 +17,6 @@ interface HashExports extends EngineExports {
   sha256_head32(ptr: number, len: number): number;
   sha256_hex(ptr: number, len: number, out: number): void;
   sha256_batch_hex(table: number, count: number, out: number, chars: number, stride: number): void;
-  sha256_gather(parts: number, count: number, per: number, dest: number, table: number): number;
   sha256_counter_texts(prefix: number, prefixLen: number, suffix: number, suffixLen: number, count: number, dest: number, table: number): number;
   sha256_plain_quotes(ptr: number, len: number): number;
 }
@@ -59,17 +58,11 @@ const MIN_SCRATCH = 64 * 1024;
 const MAX_UTF8_PER_UNIT = 3;
 // Batch input is encoded in chunks of about this many UTF-16 units (see encodeJoined).
 const CHUNK_CHARS = 16 * 1024;
-// generateHandles hands the engine each text as five parts (sha256_gather):
-// threadId, ":", toolCallId, the numbers with their colons, occurrenceId.
-const HANDLE_PARTS = 5;
-// ":callIndex:ordinal:" with two safe integers of at most 16 digits each.
-const NUMBERS_SLOT = 40;
-// sha256_gather reads up to 15 bytes past a part and writes up to 15 past the texts.
-const GATHER_SLACK = 16;
-const COLON = 0x3a;
-// generateResultHandles: the engine writes ordinals as u32.
+// sha256_counter_texts reads up to 15 bytes past its prefix and suffix and
+// writes up to 15 past the texts; it writes ordinals as u32 (10 digits at most).
+const COUNTER_SLACK = 16;
 const MAX_COUNT = 2 ** 32 - 1;
-const DIGIT_ZERO = 0x30;
+const MAX_COUNT_DIGITS = 10;
 
 const encoder = new TextEncoder();
 const KIND_BYTES: Record<OccurrenceKind, Uint8Array> = {
@@ -268,18 +261,18 @@ function hashSingle(text: string, op: string): void {
 }
 
 /**
- * Write `texts` as UTF-8 one after another from `at` (an offset from `base`)
- * and return how many bytes that took. Encoded a chunk at a time: one string
- * of a whole batch would be allocated among V8's large objects past 128 KiB,
- * which made a 10k-key batch several times slower than the same keys in
- * chunks. Joined, a lone surrogate ending one text pairs with one starting
- * the next; callers that can meet non-ASCII text redo it text by text.
+ * Write each of `texts` followed by `separator` as UTF-8 from `at` (an offset
+ * from `base`) and return how many bytes that took. Encoded a chunk at a time:
+ * one string of a whole batch would be allocated among V8's large objects past
+ * 128 KiB, which made a 10k-key batch several times slower than the same keys
+ * in chunks.
  */
-function encodeJoined(texts: readonly string[], at: number): number {
+function encodeJoined(texts: readonly string[], separator: string, at: number): number {
   let end = at;
   let chunk = "";
   for (let i = 0; i < texts.length; i++) {
     chunk += texts[i];
+    chunk += separator;
     if (chunk.length >= CHUNK_CHARS || i === texts.length - 1) {
       // A subarray view costs about as much as encoding a short id: skip it at 0.
       end += encoder.encodeInto(chunk, end === 0 ? target : target.subarray(end)).written;
@@ -290,61 +283,43 @@ function encodeJoined(texts: readonly string[], at: number): number {
 }
 
 /**
- * Lay a batch of ASCII texts out from `base`: the (pointer, length) table,
- * `count` output slots of `slot` bytes (from `8 * count`), then the texts.
- * Returns how many input bytes were written, or -1 when some text is not
- * ASCII (the table is not filled then).
+ * Lay a batch out from `base`: the (pointer, length) table, `count` output
+ * slots of `slot` bytes (from `8 * count`), then the UTF-8 of each text
+ * followed by `separator`. Returns how many input bytes were written, or -1
+ * when `asciiOnly` and some text is not ASCII (the table is not filled then).
  */
-function layOut(texts: readonly string[], slot: number, op: string): number {
+function layOut(texts: readonly string[], separator: string, slot: number, asciiOnly: boolean, op: string): number {
   const n = texts.length;
-  let chars = 0;
+  let chars = separator.length * n;
   for (let i = 0; i < n; i++) chars += texts[i].length;
   const inAt = (8 + slot) * n;
   scratch(inAt + chars * MAX_UTF8_PER_UNIT, op);
-  const written = encodeJoined(texts, inAt);
-  if (written !== chars) return -1;
-  for (let i = 0, w = 0, ptr = base + inAt; i < n; i++, w += 2) {
+  const written = encodeJoined(texts, separator, inAt);
+  const ascii = written === chars;
+  if (!ascii && asciiOnly) return -1;
+  let ptr = base + inAt;
+  for (let i = 0, w = 0; i < n; i++, w += 2) {
+    const len = ascii ? texts[i].length : utf8Length(texts[i]);
     table[w] = ptr;
-    table[w + 1] = texts[i].length;
-    ptr += texts[i].length;
+    table[w + 1] = len;
+    ptr += len + separator.length;
   }
   return written;
 }
 
-/**
- * Write `ids` as UTF-8 one after another from `base` and return each one's
- * absolute (pointer, byte length). `chars` is their total length.
- */
-function encodeIds(ids: readonly string[], chars: number): number[] {
-  const ptr = new Array<number>(2 * ids.length);
-  if (encodeJoined(ids, 0) === chars) {
-    // All ASCII (the usual case): byte offsets are character offsets.
-    for (let k = 0, p = base; k < ids.length; k++) {
-      ptr[2 * k] = p;
-      ptr[2 * k + 1] = ids[k].length;
-      p += ids[k].length;
-    }
-    return ptr;
+/** UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD). */
+function utf8Length(s: string): number {
+  let len = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) len += 1;
+    else if (c < 0x800) len += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      len += 4;
+      i++;
+    } else len += 3;
   }
-  for (let k = 0, p = 0; k < ids.length; k++) {
-    const written = encoder.encodeInto(ids[k], target.subarray(p)).written;
-    ptr[2 * k] = base + p;
-    ptr[2 * k + 1] = written;
-    p += written;
-  }
-  return ptr;
-}
-
-/** Decimal digits of the safe integer `v` at `at`; returns the end. */
-function putDigits(t: Uint8Array, at: number, v: number): number {
-  if (v < 10) {
-    t[at] = DIGIT_ZERO + v;
-    return at + 1;
-  }
-  let digits = 1;
-  for (let x = v; x >= 10; x = Math.floor(x / 10)) digits++;
-  for (let k = at + digits - 1, x = v; k >= at; k--, x = Math.floor(x / 10)) t[k] = DIGIT_ZERO + (x % 10);
-  return at + digits;
+  return len;
 }
 
 // --- public API -------------------------------------------------------------
@@ -380,86 +355,19 @@ export function generateHandles(seeds: readonly HandleSeed[]): string[] {
   const list = checkSeeds(seeds, op);
   const n = list.length;
   if (n === 0) return [];
-  // Validate, and list each id once per run of seeds that repeat it: the
-  // seeds of one tool result share their thread, call and occurrence ids.
-  const ids: string[] = [];
-  // Plain arrays: a typed array past 64 bytes costs about a microsecond to
-  // allocate, more than a small batch takes to hash.
-  const idOf = new Array<number>(3 * n); // per seed: threadId, toolCallId, occurrenceId (-1: none) in `ids`
-  const nums = new Array<number>(2 * n); // per seed: callIndex, ordinal
-  let thread = "";
-  let call = "";
-  let occurrence: string | null = null;
-  let ti = -1; // where `thread`, `call` and `occurrence` sit in `ids`
-  let ci = -1;
-  let oi = -1;
-  let idChars = 0;
-  let textChars = 0;
-  for (let i = 0, j = 0; i < n; i++, j += 3) {
+  // Index loops rather than map: a hole in a sparse array is a bad seed too.
+  const texts = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
     const s = checkSeed(list[i], op, i);
-    const t = checkString(s.threadId, "threadId", op, i);
-    const c = checkString(s.toolCallId, "toolCallId", op, i);
-    nums[2 * i] = checkIndex(s.callIndex, "callIndex", op, i);
-    nums[2 * i + 1] = checkIndex(s.ordinal === undefined ? 0 : s.ordinal, "ordinal", op, i);
-    const o = checkOptionalString(s.occurrenceId, "occurrenceId", op, i);
-    if (ti < 0 || t !== thread) {
-      ti = ids.push((thread = t)) - 1;
-      idChars += t.length;
-    }
-    if (ci < 0 || c !== call) {
-      ci = ids.push((call = c)) - 1;
-      idChars += c.length;
-    }
-    if (o !== null && (oi < 0 || o !== occurrence)) {
-      oi = ids.push((occurrence = o)) - 1;
-      idChars += o.length;
-    }
-    idOf[j] = ti;
-    idOf[j + 1] = ci;
-    idOf[j + 2] = o === null ? -1 : oi;
-    textChars += t.length + c.length + (o === null ? 0 : o.length);
+    const ordinal = s.ordinal === undefined ? 0 : s.ordinal;
+    texts[i] = handleText(s.threadId, s.toolCallId, s.callIndex, ordinal, s.occurrenceId, op, i);
   }
-  // Arena: the encoded ids first (encoded into `target` itself, no subarray
-  // view to make), then the (pointer, length) table, hex out, parts, number
-  // slots, the ":" part and the gathered texts. Every source, and the texts,
-  // have GATHER_SLACK bytes of room after them.
-  const tableAt = (idChars * MAX_UTF8_PER_UNIT + GATHER_SLACK + 15) & ~15;
-  const out = tableAt + 8 * n;
-  const partsAt = out + HANDLE_HEX * n;
-  const numsAt = partsAt + 8 * HANDLE_PARTS * n;
-  const colonAt = numsAt + NUMBERS_SLOT * n;
-  const textAt = colonAt + GATHER_SLACK;
-  scratch(textAt + textChars * MAX_UTF8_PER_UNIT + NUMBERS_SLOT * n + GATHER_SLACK, op);
-  const t8 = target;
-  const idPtr = encodeIds(ids, idChars);
-  t8[colonAt] = COLON;
-  // Parts of seed i: threadId, ":", toolCallId, ":callIndex:ordinal" (and a
-  // ":" before an occurrence id), occurrenceId or nothing.
-  for (let i = 0, j = 0, w = partsAt >>> 2, at = numsAt; i < n; i++, j += 3, w += 2 * HANDLE_PARTS, at += NUMBERS_SLOT) {
-    const ti = idOf[j];
-    const ci = idOf[j + 1];
-    const oi = idOf[j + 2];
-    t8[at] = COLON;
-    let end = putDigits(t8, at + 1, nums[2 * i]);
-    t8[end] = COLON;
-    end = putDigits(t8, end + 1, nums[2 * i + 1]);
-    if (oi >= 0) t8[end++] = COLON;
-    table[w] = idPtr[2 * ti];
-    table[w + 1] = idPtr[2 * ti + 1];
-    table[w + 2] = base + colonAt;
-    table[w + 3] = 1;
-    table[w + 4] = idPtr[2 * ci];
-    table[w + 5] = idPtr[2 * ci + 1];
-    table[w + 6] = base + at;
-    table[w + 7] = end - at;
-    table[w + 8] = oi >= 0 ? idPtr[2 * oi] : 0;
-    table[w + 9] = oi >= 0 ? idPtr[2 * oi + 1] : 0;
-  }
+  // A separator keeps a trailing lone high surrogate of one text from pairing
+  // with a leading lone low surrogate of the next in the joined string.
+  const written = layOut(texts, "\n", HANDLE_HEX, false, op);
   const e = engine() as HashExports;
-  runEngine(op, textChars, () => {
-    e.sha256_gather(base + partsAt, n, HANDLE_PARTS, base + textAt, base + tableAt);
-    e.sha256_batch_hex(base + tableAt, n, base + out, HANDLE_HEX, HANDLE_HEX);
-  });
+  const out = 8 * n;
+  runEngine(op, written, () => e.sha256_batch_hex(base, n, base + out, HANDLE_HEX, HANDLE_HEX));
   return handleStrings(out, n);
 }
 
@@ -492,12 +400,12 @@ export function generateResultHandles(
   const prefix = `${t}:${c}:${ci}:`;
   const suffix = occ === null ? "" : `:${occ}`;
   const chars = prefix.length + suffix.length;
-  // Arena: prefix and suffix, then table, hex out, texts (ordinals < 2^32: 10 digits).
-  const tableAt = (chars * MAX_UTF8_PER_UNIT + GATHER_SLACK + 15) & ~15;
+  // Arena: prefix and suffix, then the (pointer, length) table, hex out, texts.
+  const tableAt = (chars * MAX_UTF8_PER_UNIT + COUNTER_SLACK + 15) & ~15;
   const out = tableAt + 8 * n;
   const textAt = out + HANDLE_HEX * n;
-  const e = scratch(textAt + n * (chars * MAX_UTF8_PER_UNIT + 10) + GATHER_SLACK, op);
-  const written = encodeJoined([prefix, suffix], 0);
+  const e = scratch(textAt + n * (chars * MAX_UTF8_PER_UNIT + MAX_COUNT_DIGITS) + COUNTER_SLACK, op);
+  const written = encodeJoined([prefix, suffix], "", 0);
   const prefixBytes = written === chars ? prefix.length : encoder.encodeInto(prefix, target).written;
   runEngine(op, written, () => {
     e.sha256_counter_texts(base, prefixBytes, base + prefixBytes, written - prefixBytes, n, base + textAt, base + tableAt);
@@ -561,7 +469,7 @@ export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
     quotes += keyQuotes(f.m);
   }
   // Every text starts with "[" and ends with "]": no separator is needed.
-  let written = layOut(texts, KEY_SLOT, op);
+  let written = layOut(texts, "", KEY_SLOT, true, op);
   const e = engine() as HashExports;
   if (written < 0 || e.sha256_plain_quotes(base + (8 + KEY_SLOT) * n, written) !== quotes) {
     // Some id needs escaping (rare: quotes, backslashes, controls, non-ASCII).
@@ -571,7 +479,7 @@ export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
       const s = list[i] as Record<string, unknown>;
       texts[i] = escapedKeyJson(keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i));
     }
-    written = layOut(texts, KEY_SLOT, op);
+    written = layOut(texts, "", KEY_SLOT, true, op);
   }
   const out = 8 * n;
   const t = target;
