@@ -405,7 +405,7 @@ export function generateResultHandles(
   const out = tableAt + 8 * n;
   const textAt = out + HANDLE_HEX * n;
   const e = scratch(textAt + n * (chars * MAX_UTF8_PER_UNIT + MAX_COUNT_DIGITS) + COUNTER_SLACK, op);
-  const written = encodeJoined([prefix, suffix], "", 0);
+  const { written } = encoder.encodeInto(suffix === "" ? prefix : prefix + suffix, target);
   const prefixBytes = written === chars ? prefix.length : encoder.encodeInto(prefix, target).written;
   runEngine(op, written, () => {
     e.sha256_counter_texts(base, prefixBytes, base + prefixBytes, written - prefixBytes, n, base + textAt, base + tableAt);
