@@ -230,7 +230,7 @@ function firstBlock(p: usize): void {
   }
   memory.copy(H, IV, 32);
   compress(p);
-  for (let o: usize = 0; o < BLOCK; o += 16) v128.store(PREFIX_BLOCK + o, v128.load(p + o));
+  copyOver(PREFIX_BLOCK, p, BLOCK);
   memory.copy(PREFIX_STATE, H, 32);
   prefixValid = true;
 }
@@ -499,7 +499,11 @@ export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: us
   else if (rest > 0) sha256_batch_hex_scalar(table + (<usize>i << 3), rest, out + <usize>i * stride, chars, stride);
 }
 
-/** Copy `len` bytes from `src` to `at` 16 at a time (see sha256_counter_texts' room); returns the end. */
+/**
+ * Copy `len` bytes from `src` to `at` 16 at a time; returns the end. Unless
+ * `len` is a multiple of 16, up to 15 bytes past either end are read or
+ * written (see sha256_counter_texts).
+ */
 @inline function copyOver(at: usize, src: usize, len: usize): usize {
   for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
   return at + len;

@@ -163,6 +163,21 @@ function checkSeed(seed: unknown, op: string, i: number): Record<string, unknown
 
 // --- message texts ----------------------------------------------------------
 
+// A handle's seed text (DESIGN §2), validated, in the two parts around its
+// ordinal: `threadId:toolCallId:callIndex:` before it, `:occurrenceId` (or
+// nothing) after it.
+
+function handlePrefix(threadId: unknown, toolCallId: unknown, callIndex: unknown, op: string, seed: number): string {
+  const t = checkString(threadId, "threadId", op, seed);
+  const c = checkString(toolCallId, "toolCallId", op, seed);
+  return `${t}:${c}:${checkIndex(callIndex, "callIndex", op, seed)}:`;
+}
+
+function handleSuffix(occurrenceId: unknown, op: string, seed: number): string {
+  const occ = checkOptionalString(occurrenceId, "occurrenceId", op, seed);
+  return occ === null ? "" : `:${occ}`;
+}
+
 function handleText(
   threadId: unknown,
   toolCallId: unknown,
@@ -172,12 +187,8 @@ function handleText(
   op: string,
   seed: number,
 ): string {
-  const t = checkString(threadId, "threadId", op, seed);
-  const c = checkString(toolCallId, "toolCallId", op, seed);
-  const ci = checkIndex(callIndex, "callIndex", op, seed);
-  const o = checkIndex(ordinal, "ordinal", op, seed);
-  const occ = checkOptionalString(occurrenceId, "occurrenceId", op, seed);
-  return occ === null ? `${t}:${c}:${ci}:${o}` : `${t}:${c}:${ci}:${o}:${occ}`;
+  const prefix = handlePrefix(threadId, toolCallId, callIndex, op, seed);
+  return prefix + checkIndex(ordinal, "ordinal", op, seed) + handleSuffix(occurrenceId, op, seed);
 }
 
 // Characters Python's json.dumps (ensure_ascii) writes as themselves.
@@ -388,17 +399,13 @@ export function generateResultHandles(
   occurrenceId?: string | null,
 ): string[] {
   const op = "generateResultHandles";
-  const t = checkString(threadId, "threadId", op, -1);
-  const c = checkString(toolCallId, "toolCallId", op, -1);
-  const ci = checkIndex(callIndex, "callIndex", op, -1);
-  const n = checkIndex(count, "count", op, -1);
-  if (n > MAX_COUNT) fail(op, "count", -1, `at most ${MAX_COUNT}`, count);
-  const occ = checkOptionalString(occurrenceId, "occurrenceId", op, -1);
-  if (n === 0) return [];
   // Prefix and suffix around the ordinal; each begins or ends with ":", so
   // encoding them joined cannot pair surrogates across the seam.
-  const prefix = `${t}:${c}:${ci}:`;
-  const suffix = occ === null ? "" : `:${occ}`;
+  const prefix = handlePrefix(threadId, toolCallId, callIndex, op, -1);
+  const n = checkIndex(count, "count", op, -1);
+  if (n > MAX_COUNT) fail(op, "count", -1, `at most ${MAX_COUNT}`, count);
+  const suffix = handleSuffix(occurrenceId, op, -1);
+  if (n === 0) return [];
   const chars = prefix.length + suffix.length;
   // Arena: prefix and suffix, then the (pointer, length) table, hex out, texts.
   const tableAt = (chars * MAX_UTF8_PER_UNIT + COUNTER_SLACK + 15) & ~15;
