@@ -3,6 +3,7 @@
 //   batch:    generateHandles(1000 unrelated seeds) vs the node:crypto loop       target ≥ 3×
 //             generateResultHandles per tool result (100 calls of 10 handles
 //             sharing their ids, the batch extraction makes) vs node:crypto    target ≥ 3×
+//             and the batch kernel alone on the laid-out texts               (info)
 //   keys:     occurrenceKeys(10k seeds, one capture round of a 10k-message history)
 //             vs json.dumps-style text + node:crypto per key                      (info)
 // Every result is checked against node:crypto before anything is timed.
@@ -17,7 +18,10 @@ import {
   generateHandle,
   generateHandles,
   generateResultHandles,
+  hashLaidOutHandles,
+  layOutHandleTexts,
   occurrenceKeys,
+  readLaidOutHandles,
   sha256Hex,
   type HandleSeed,
   type OccurrenceSeed,
@@ -70,10 +74,13 @@ function toolCallIdFor(k: number): string {
   return k % 2 === 0 ? `toolu_01${randomUUID().replace(/-/g, "").slice(0, 22)}` : `call_${randomUUID().slice(0, 24)}`;
 }
 
-function nodeHandle(s: HandleSeed): string {
+function seedText(s: HandleSeed): string {
   const text = `${s.threadId}:${s.toolCallId}:${s.callIndex}:${s.ordinal ?? 0}`;
-  const full = s.occurrenceId == null ? text : `${text}:${s.occurrenceId}`;
-  return `art_${createHash("sha256").update(full).digest("hex").slice(0, 8)}`;
+  return s.occurrenceId == null ? text : `${text}:${s.occurrenceId}`;
+}
+
+function nodeHandle(s: HandleSeed): string {
+  return `art_${createHash("sha256").update(seedText(s)).digest("hex").slice(0, 8)}`;
 }
 
 // The straightforward node:crypto version of a ledger key: JSON.stringify
@@ -127,6 +134,11 @@ function nodeKeys(): string[] {
   return out;
 }
 
+// The kernels alone: the 1000 seeds' texts already laid out in engine memory,
+// as generateHandles leaves them, hashed on each tier (JS overhead excluded).
+const seedTexts = seeds.map(seedText);
+const kernelOnly = (tier: "simd" | "scalar") => () => ({ length: hashLaidOutHandles(SEEDS, tier) });
+
 const big = "tool output line with a path /mnt/user-data/out/report-ü.csv and more\n".repeat(16_000); // ~1.1 MB
 
 // --- verify ------------------------------------------------------------------
@@ -137,6 +149,11 @@ const checks: Array<[string, boolean]> = [
   ["generateHandle == node:crypto", engineSingles().every((h, i) => h === expected[i])],
   ["generateHandles == node:crypto", generateHandles(seeds).every((h, i) => h === expected[i])],
   ["generateResultHandles per tool result == node:crypto", engineResults().every((h, i) => h === expectedResults[i])],
+  ["batch kernels (SIMD, scalar) == node:crypto", (["simd", "scalar"] as const).every((tier) => {
+    layOutHandleTexts(seedTexts);
+    hashLaidOutHandles(SEEDS, tier);
+    return readLaidOutHandles(SEEDS).every((h, i) => h === expected[i]);
+  })],
   ["occurrenceKeys == node:crypto", occurrenceKeys(keySeeds).every((k, i) => k === expectedKeys[i])],
   ["sha256Hex(1 MB) == node:crypto", sha256Hex(big) === createHash("sha256").update(big).digest("hex")],
 ];
@@ -153,7 +170,7 @@ const cpuSamples = new Map<string, number[]>();
 let sink = 0;
 
 /** Add a task whose samples also record process CPU time (ms), outside warmup. */
-function task(name: string, fn: () => { length: number }): void {
+function task(name: string, fn: () => { length: number }, setup?: () => void): void {
   const samples: number[] = [];
   let measuring = false;
   cpuSamples.set(name, samples);
@@ -165,13 +182,21 @@ function task(name: string, fn: () => { length: number }): void {
       const used = process.cpuUsage(before);
       if (measuring) samples.push((used.user + used.system) / 1000);
     },
-    { beforeAll: (mode) => void (measuring = mode === "run") },
+    {
+      beforeAll: (mode) => {
+        setup?.();
+        measuring = mode === "run";
+      },
+    },
   );
 }
 
 task("generateHandle ×1000 (one call each)", engineSingles);
 task("node:crypto ×1000 (one call each)", nodeLoop);
 task("generateHandles(1000 seeds)", () => generateHandles(seeds));
+// Tasks run one after another, so the layout stays put while one is timed.
+task("batch kernel, SIMD (1000 laid-out texts)", kernelOnly("simd"), () => layOutHandleTexts(seedTexts));
+task("batch kernel, scalar (1000 laid-out texts)", kernelOnly("scalar"), () => layOutHandleTexts(seedTexts));
 task(`generateResultHandles ×${RESULTS} results of ${PER_RESULT}`, engineResults);
 task(`node:crypto ×${RESULTS * PER_RESULT} (results' seeds)`, nodeResults);
 task("occurrenceKeys(10k seeds)", () => occurrenceKeys(keySeeds));
@@ -200,6 +225,8 @@ const figures = (name: string): Figures => {
 const single = figures("generateHandle ×1000 (one call each)");
 const node = figures("node:crypto ×1000 (one call each)");
 const batch = figures("generateHandles(1000 seeds)");
+const simdKernel = figures("batch kernel, SIMD (1000 laid-out texts)");
+const scalarKernel = figures("batch kernel, scalar (1000 laid-out texts)");
 const perResult = figures(`generateResultHandles ×${RESULTS} results of ${PER_RESULT}`);
 const nodePerResult = figures(`node:crypto ×${RESULTS * PER_RESULT} (results' seeds)`);
 const keys = figures("occurrenceKeys(10k seeds)");
@@ -217,6 +244,7 @@ console.log(`\nmedians per handle/key (${SEEDS} handle seeds, ${KEYS} key seeds$
 console.log(`  node:crypto per call        ${pair(node, SEEDS)}`);
 console.log(`  generateHandle per call     ${pair(single, SEEDS)}   ${ratio(node, single)} node:crypto (target ≥ 1×)`);
 console.log(`  generateHandles batch       ${pair(batch, SEEDS)}   ${ratio(node, batch)} node:crypto (target ≥ 3×)`);
+console.log(`    of which the kernel (SIMD)  ${pair(simdKernel, SEEDS)}   (scalar tier ${pair(scalarKernel, SEEDS)}; two 64-byte blocks per seed)`);
 console.log(`  node:crypto, results' seeds  ${pair(nodePerResult, RESULTS * PER_RESULT)}`);
 console.log(`  generateResultHandles       ${pair(perResult, RESULTS * PER_RESULT)}   ${ratio(nodePerResult, perResult)} node:crypto (target ≥ 3×)`);
 console.log(`  node:crypto per key         ${pair(nodeKeyLoop, KEYS)}`);

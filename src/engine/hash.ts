@@ -17,6 +17,7 @@ interface HashExports extends EngineExports {
   sha256_head32(ptr: number, len: number): number;
   sha256_hex(ptr: number, len: number, out: number): void;
   sha256_batch_hex(table: number, count: number, out: number, chars: number, stride: number): void;
+  sha256_batch_hex_scalar(table: number, count: number, out: number, chars: number, stride: number): void;
   sha256_counter_texts(prefix: number, prefixLen: number, suffix: number, suffixLen: number, count: number, dest: number, table: number): number;
   sha256_plain_quotes(ptr: number, len: number): number;
 }
@@ -373,13 +374,36 @@ export function generateHandles(seeds: readonly HandleSeed[]): string[] {
     const ordinal = s.ordinal === undefined ? 0 : s.ordinal;
     texts[i] = handleText(s.threadId, s.toolCallId, s.callIndex, ordinal, s.occurrenceId, op, i);
   }
+  const written = layOutHandleTexts(texts, op);
+  runEngine(op, written, () => hashLaidOutHandles(n));
+  return readLaidOutHandles(n);
+}
+
+/**
+ * LOW-LEVEL (benchmarks): lay out handle seed texts for the batch kernels as
+ * generateHandles does; returns the input bytes written.
+ */
+export function layOutHandleTexts(texts: readonly string[], op = "layOutHandleTexts"): number {
   // A separator keeps a trailing lone high surrogate of one text from pairing
   // with a leading lone low surrogate of the next in the joined string.
-  const written = layOut(texts, "\n", HANDLE_HEX, false, op);
+  return layOut(texts, "\n", HANDLE_HEX, false, op);
+}
+
+/**
+ * LOW-LEVEL (benchmarks): hash the `count` texts laid out last by
+ * layOutHandleTexts, on the four-lane SIMD tier or the scalar one; the heads
+ * stay in engine memory (generateHandles reads them with handleStrings).
+ */
+export function hashLaidOutHandles(count: number, tier: "simd" | "scalar" = "simd"): number {
   const e = engine() as HashExports;
-  const out = 8 * n;
-  runEngine(op, written, () => e.sha256_batch_hex(base, n, base + out, HANDLE_HEX, HANDLE_HEX));
-  return handleStrings(out, n);
+  const kernel = tier === "simd" ? e.sha256_batch_hex : e.sha256_batch_hex_scalar;
+  kernel(base, count, base + 8 * count, HANDLE_HEX, HANDLE_HEX);
+  return count;
+}
+
+/** LOW-LEVEL (benchmarks): the handles hashLaidOutHandles left in engine memory. */
+export function readLaidOutHandles(count: number): string[] {
+  return handleStrings(8 * count, count);
 }
 
 /**
