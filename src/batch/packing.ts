@@ -90,6 +90,8 @@ export function encodeEntries(entries: readonly ArtifactEntry[]): string {
 
 export function decodeEntries(record: string): ArtifactEntry[] {
   return (JSON.parse(record) as unknown[][]).map((v) => {
+    // Keys in ArtifactEntry's order, as extraction sets them, so an entry
+    // serializes to the same bytes whether or not it came through a worker.
     const entry = {
       handle: v[0],
       tool_name: v[1],
@@ -98,9 +100,9 @@ export function decodeEntries(record: string): ArtifactEntry[] {
       artifact_type: v[4],
       display_name: v[5],
       real_ref: v[6],
-      created_at: v[7],
     } as ArtifactEntry;
     if (v[8] != null) entry.mime_type = v[8] as string;
+    entry.created_at = v[7] as string;
     if (v[9] !== undefined) entry.consumed_by = v[9] as string[];
     return entry;
   });
