@@ -31,7 +31,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { MultiServerMCPClient } from "@langchain/mcp-adapters";
 import { createAgent, createMiddleware, summarizationMiddleware, tool } from "langchain";
 import { z } from "zod";
-import { orderMiddleware, toolArtifactsMiddleware, toolArtifactsStateSchema, type ArtifactEntry } from "../src/index.js";
+import { findHandles, isHandle, orderMiddleware, toolArtifactsMiddleware, toolArtifactsStateSchema, type ArtifactEntry } from "../src/index.js";
 import { ScriptedChatModel, type ScriptedStep } from "../src/testing/scripted-model.js";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -323,7 +323,7 @@ async function phaseOne(dbFile: string): Promise<string[]> {
     );
     const readCall = [...turn.written].find(([, c]) => c.name === "read_file")?.[0] ?? "";
     check(
-      /^art_[0-9a-f]{8}$/.test(csvHandle) && JSON.stringify(received.get(readCall)) === JSON.stringify({ path: "/mnt/user-data/outputs/q3-sales.csv" }),
+      isHandle(csvHandle) && JSON.stringify(received.get(readCall)) === JSON.stringify({ path: "/mnt/user-data/outputs/q3-sales.csv" }),
       `resolution after compaction: read_file {"path":"${csvHandle}"} ran with {"path":"/mnt/user-data/outputs/q3-sales.csv"}`,
     );
     console.log();
@@ -396,7 +396,7 @@ async function phaseTwo(dbFile: string, expected: string[]): Promise<void> {
     check(
       JSON.stringify(mail?.attachments) === JSON.stringify([refOf("q3-report.pdf"), refOf("q3-sales.csv")]) &&
         mail?.body === `Dashboard: ${refOf("index.html")}. Chart: ${refOf("q3-revenue.png")}. Totals: ${refOf("query_sales structured result")}` &&
-        !/art_[0-9a-f]{8}/.test(JSON.stringify(mail)),
+        findHandles(mail).length === 0,
       "resolution: send_email got the concrete paths, URLs and JSON totals for the five handles the model wrote",
     );
     const [badCall] = byName("read_file");

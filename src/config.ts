@@ -6,6 +6,7 @@
  */
 import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
 import { z } from "zod";
+import { DEFAULT_SANDBOX_PREFIXES } from "./engine/scan.js";
 
 /** A configuration value was rejected; `field` names it as the caller wrote it. */
 export class ToolArtifactsConfigError extends Error {
@@ -83,7 +84,7 @@ export const toolArtifactsConfigSchema = z
      * Path prefixes whose references free-text scanning recognises.
      * @default ["/mnt/user-data/"]
      */
-    sandboxPrefixes: z.array(z.string().min(1)).default(() => ["/mnt/user-data/"]),
+    sandboxPrefixes: z.array(z.string().min(1)).default(() => [...DEFAULT_SANDBOX_PREFIXES]),
   })
   // A misspelt switch would otherwise silently leave a behaviour on.
   .strict();

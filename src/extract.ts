@@ -39,7 +39,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
-import { isReference, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
+import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -67,7 +67,6 @@ export interface ExtractOptions {
   onRejectedPayload?: (reason: WalkRejection) => void;
 }
 
-const MAX_REF_BYTES = 4096;
 /** Longest text (UTF-16 units) the two JSON rules parse. */
 const MAX_JSON_TEXT = 1 << 20;
 /** The block types read here: the only ones a JSON string content is taken as. */

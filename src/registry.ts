@@ -13,7 +13,8 @@ export const MAX_REGISTRY_ENTRIES = 1000;
 /** Entries of one update looked up by scanning before the registry is indexed. */
 const INDEX_AFTER_SCANS = 8;
 
-function isEntry(item: unknown): item is ArtifactEntry {
+/** Whether a registry item is an entry (the channel may also hold trim directives or junk from old state). */
+export function isEntry(item: unknown): item is ArtifactEntry {
   return typeof item === "object" && item !== null && !Array.isArray(item) && typeof (item as { handle?: unknown }).handle === "string";
 }
 

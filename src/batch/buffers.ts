@@ -22,7 +22,7 @@ export class BufferPool {
       if (size >= bytes && (best === -1 || size < this.#free[best].byteLength)) best = i;
     }
     if (best !== -1) return this.#free.splice(best, 1)[0];
-    return new ArrayBuffer(Math.ceil(bytes * 1.25));
+    return withHeadroom(bytes);
   }
 
   /** The largest free buffer, to send along for a result to be written into; undefined when none is free. */
@@ -56,8 +56,13 @@ export function spareOrNew(spare: ArrayBuffer | undefined): { alloc: (bytes: num
         left = undefined;
         return b;
       }
-      return new ArrayBuffer(Math.ceil(bytes * 1.25));
+      return withHeadroom(bytes);
     },
     unused: () => left,
   };
+}
+
+/** A new buffer a quarter larger than asked, so a slightly larger next request can reuse it. */
+function withHeadroom(bytes: number): ArrayBuffer {
+  return new ArrayBuffer(Math.ceil(bytes * 1.25));
 }

@@ -19,7 +19,7 @@ import { occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
 import { extractArtifacts } from "../extract.js";
 import { findHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
-import { toolArtifactsStateSchema } from "../registry.js";
+import { isEntry, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
@@ -171,10 +171,6 @@ interface Candidate {
   memo: KeyMemo;
   /** 0 for a result; the call's position in `tool_calls` for a call. */
   position: number;
-}
-
-function isEntry(item: unknown): item is ArtifactEntry {
-  return typeof item === "object" && item !== null && typeof (item as { handle?: unknown }).handle === "string";
 }
 
 /** Whether every key of `memo` is in the ledger; if so, remembered for the epoch. */
