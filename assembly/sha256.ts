@@ -459,14 +459,6 @@ function digestLanes(table: usize, first: u32, lanes: u32, out: usize, chars: us
 
 // Exports -----------------------------------------------------------------------
 
-/** SHA-256 of `len` bytes at `ptr`; the 32-byte digest goes to `out`. */
-export function sha256_digest(ptr: usize, len: usize, out: usize): void {
-  digest(ptr, len);
-  for (let i: usize = 0; i < 32; i += 4) {
-    store<u32>(out + i, bswap<u32>(load<u32>(H + i)));
-  }
-}
-
 /**
  * The first 4 digest bytes as a big-endian u32: a short handle needs nothing
  * more, and a return value costs no memory round trip.

@@ -360,8 +360,8 @@ function scanPlain(p: usize, end: usize, simd: bool): u64 {
 
 /**
  * The string whose content starts at p, through `gate` (file or task): (after
- * its closing quote, its compact size); SCRATCH gets SCAN_ACCEPTED and
- * SCAN_ESCAPED. Printable ASCII without escapes is settled on the raw bytes
+ * its closing quote, its compact size); SCRATCH gets SCAN_ACCEPTED,
+ * SCAN_ESCAPED and SCAN_ASCII. Printable ASCII without escapes is settled on the raw bytes
  * (SIMD kernel only, so the scalar kernel checks it); otherwise code point by
  * code point, and once the gate has failed the rest is skipped with scanPlain.
  */

@@ -23,7 +23,7 @@ export interface LineFailure {
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** Best-effort ids of an item for error messages; never throws on junk input. */
-export function describeItem(item: unknown): { threadId: string | undefined; toolCallId: string | undefined } {
+function describeItem(item: unknown): { threadId: string | undefined; toolCallId: string | undefined } {
   if (item === null || typeof item !== "object") return { threadId: undefined, toolCallId: undefined };
   const { threadId, message } = item as { threadId?: unknown; message?: unknown };
   let toolCallId: string | undefined;

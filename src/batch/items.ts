@@ -36,7 +36,7 @@ function serializedClass(value: Json): string | undefined {
 }
 
 /** The tool-message fields of `message`, in any of the accepted shapes. */
-export function plainToolMessage(message: Json): PlainToolMessage {
+function plainToolMessage(message: Json): PlainToolMessage {
   const source = serializedClass(message) === undefined ? message : (message.kwargs as Json);
   const plain: PlainToolMessage = {};
   // Getters of a ToolMessage instance are read too, which Object spread would miss.
@@ -49,7 +49,7 @@ export function plainToolMessage(message: Json): PlainToolMessage {
 }
 
 /** Whether a message (any accepted shape) is a tool result rather than another kind of message. */
-export function isToolMessage(message: Json): boolean {
+function isToolMessage(message: Json): boolean {
   const cls = serializedClass(message);
   if (cls !== undefined) return cls === "ToolMessage" || cls === "ToolMessageChunk";
   if (typeof message.type === "string") return message.type === "tool";

@@ -21,7 +21,7 @@ export interface ScanPoolOptions {
   faults?: WorkerFaults;
 }
 
-export const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
 
 /**
  * Workers get only the flags they need, never the parent's: flags such as

@@ -67,7 +67,7 @@ const NEWLINE = 0x0a;
  * Scan newline-separated JSON records. Failures carry line numbers relative to
  * the chunk (its first line is 1); blank lines count for numbering only.
  */
-export function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): { result: LineResult; output: string[] } {
+function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): { result: LineResult; output: string[] } {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const failures: LineFailure[] = [];
   const output: string[] = [];

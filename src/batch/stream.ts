@@ -68,8 +68,8 @@ export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
  */
 export type ArchiveWriter = (bytes: Uint8Array, done: () => void) => void | Promise<void>;
 
-export const DEFAULT_CHUNK_BYTES = 1 << 20;
-export const DEFAULT_MAX_LINE_BYTES = 256 << 20;
+const DEFAULT_CHUNK_BYTES = 1 << 20;
+const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 const NEWLINE = 0x0a;
 
 /** A scanned chunk (its packed buffer and what it holds), or the error that lost it; `lines` is counted here either way. */

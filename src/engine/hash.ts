@@ -392,13 +392,12 @@ export function layOutHandleTexts(texts: readonly string[], op = "layOutHandleTe
 /**
  * LOW-LEVEL (benchmarks): hash the `count` texts laid out last by
  * layOutHandleTexts, on the four-lane SIMD tier or the scalar one; the heads
- * stay in engine memory (generateHandles reads them with handleStrings).
+ * stay in engine memory (readLaidOutHandles reads them).
  */
-export function hashLaidOutHandles(count: number, tier: "simd" | "scalar" = "simd"): number {
+export function hashLaidOutHandles(count: number, tier: "simd" | "scalar" = "simd"): void {
   const e = engine() as HashExports;
   const kernel = tier === "simd" ? e.sha256_batch_hex : e.sha256_batch_hex_scalar;
   kernel(base, count, base + 8 * count, HANDLE_HEX, HANDLE_HEX);
-  return count;
 }
 
 /** LOW-LEVEL (benchmarks): the handles hashLaidOutHandles left in engine memory. */

@@ -11,7 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 
-/** Exports every kernel file adds; kernels add their own signatures here. */
+/** Exports every kernel file has; each facade extends this with its kernels' signatures (HashExports, ScanExports, WalkExports). */
 export interface EngineExports {
   memory: WebAssembly.Memory;
   reserve(bytes: number): number;

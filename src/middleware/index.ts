@@ -3,7 +3,7 @@
  * capture (`beforeModel`), resolution (`wrapToolCall`) and projection
  * (`wrapModelCall`), in the order they should sit in an agent.
  */
-import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigInput } from "../config.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfig } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { captureMiddleware, type CaptureOptions } from "./capture.js";
 import { projectionMiddleware, type ProjectionOptions } from "./projection.js";
@@ -59,7 +59,7 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  * ```
  */
 export function toolArtifactsMiddleware(
-  config?: ToolArtifactsConfigInput | Parameters<typeof parseToolArtifactsConfig>[0],
+  config?: Parameters<typeof parseToolArtifactsConfig>[0],
   options: ToolArtifactsMiddlewareOptions = {},
 ): ToolArtifactsMiddleware {
   const parsed = parseToolArtifactsConfig(config);

@@ -238,12 +238,8 @@ function renderHostSection(title: string, body: string, opts: RenderOptions): st
   return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
 }
 
-/**
- * The text of the block for a registry and host sections, or `null` when
- * the registry is empty (the block exists to show handles).
- */
-function renderContextBlock(entries: readonly ArtifactEntry[], hostSections: ReadonlyArray<{ title: string; body: string }>, opts: RenderOptions): string | null {
-  if (entries.length === 0) return null;
+/** The text of the block for a non-empty registry and host sections (callers skip an empty registry: the block exists to show handles). */
+function renderContextBlock(entries: readonly ArtifactEntry[], hostSections: ReadonlyArray<{ title: string; body: string }>, opts: RenderOptions): string {
   const parts = [renderArtifactSection(entries, opts)];
   for (const { title, body } of hostSections) if (body.trim() !== "") parts.push(renderHostSection(title, body, opts));
   return `<${CONTEXT_BLOCK_TAG}>\n${parts.join("\n\n")}\n</${CONTEXT_BLOCK_TAG}>`;
@@ -312,7 +308,6 @@ export function projectionMiddleware(config: ToolArtifactsConfig, options: Proje
         if (typeof body === "string") host.push({ title: section.title, body });
       }
       const block = renderContextBlock(registry, host, render);
-      if (block === null) return handler(request);
 
       const at = afterLeadingSystem(request.messages);
       const messages = [

@@ -26,13 +26,12 @@ export class ScriptedChatModel extends BaseChatModel {
   /** Every message list the model was called with, in call order. */
   readonly seen: BaseMessage[][];
   private readonly script: ScriptedStep[];
-  private readonly cursor: { next: number };
+  private next = 0;
 
-  constructor(script: ScriptedStep[], params: BaseChatModelParams = {}, shared?: { seen: BaseMessage[][]; cursor: { next: number } }) {
+  constructor(script: ScriptedStep[], params: BaseChatModelParams = {}) {
     super(params);
     this.script = script;
-    this.seen = shared?.seen ?? [];
-    this.cursor = shared?.cursor ?? { next: 0 };
+    this.seen = [];
   }
 
   _llmType(): string {
@@ -46,12 +45,12 @@ export class ScriptedChatModel extends BaseChatModel {
 
   /** How many scripted steps have been used. */
   get calls(): number {
-    return this.cursor.next;
+    return this.next;
   }
 
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.seen.push(messages);
-    const step = this.script[this.cursor.next++];
+    const step = this.script[this.next++];
     const reply: ScriptedReply = step === undefined ? { content: "done" } : typeof step === "function" ? step(messages) : step;
     const id = `scripted-${process.pid}-${++replyCounter}`;
     const message = new AIMessage({
