@@ -15,9 +15,8 @@ import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
 import { scanItem, type ScanOptions } from "./scan.js";
 
-export type { BatchItem, PlainToolMessage } from "./items.js";
-export type { BatchItemError, LineFailure } from "./errors.js";
-export type { ScanOptions } from "./scan.js";
+export type { BatchItem } from "./items.js";
+export type { BatchItemError } from "./errors.js";
 export { ScanPool, type ScanPoolOptions } from "./pool.js";
 
 /**
