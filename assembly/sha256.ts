@@ -210,6 +210,12 @@ const PREFIX_BLOCK: usize = memory.data(<i32>BLOCK, 16);
 const PREFIX_STATE: usize = memory.data(8 * 4, 16);
 let prefixValid = false;
 
+/** Copy a 32-byte chaining state: two SIMD moves, not memory.copy (a runtime call in V8, see padTail). */
+@inline function copyState(to: usize, from: usize): void {
+  v128.store(to, v128.load(from));
+  v128.store(to, v128.load(from, 16), 16);
+}
+
 /** Whether the 64 bytes at `a` and `b` are equal. */
 @inline function sameBlock(a: usize, b: usize): bool {
   const diff = v128.or(
@@ -225,13 +231,13 @@ let prefixValid = false;
  */
 function firstBlock(p: usize): void {
   if (prefixValid && sameBlock(p, PREFIX_BLOCK)) {
-    memory.copy(H, PREFIX_STATE, 32);
+    copyState(H, PREFIX_STATE);
     return;
   }
-  memory.copy(H, IV, 32);
+  copyState(H, IV);
   compress(p);
   copyOver(PREFIX_BLOCK, p, BLOCK);
-  memory.copy(PREFIX_STATE, H, 32);
+  copyState(PREFIX_STATE, H);
   prefixValid = true;
 }
 
@@ -247,7 +253,7 @@ function digest(ptr: usize, len: usize, shared: bool = false): void {
     firstBlock(p);
     p += BLOCK;
   } else {
-    memory.copy(H, IV, 32);
+    copyState(H, IV);
   }
   for (; p < full; p += BLOCK) compress(p);
   const tailBlocks = padTail(TAIL, ptr, len);
