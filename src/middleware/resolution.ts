@@ -8,20 +8,11 @@
 import { createMiddleware, ToolMessage } from "langchain";
 import type { ToolArtifactsConfig } from "../config.js";
 import { findHandles, resolveHandles } from "../handles.js";
-import type { OrderingConstraints } from "../ordering.js";
+import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry } from "../types.js";
 
 export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
-
-/**
- * Inside the receipt layer (a receipt records what the model asked for),
- * outside every policy (a policy must judge the real reference, not an opaque handle).
- */
-export const RESOLUTION_CONSTRAINTS = {
-  after: ["tool-receipt"],
-  before: ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress"],
-} as const satisfies OrderingConstraints;
 
 /** How many handles an error result lists, of the missing ones and of the current ones. */
 const LISTED = 10;
@@ -102,5 +93,11 @@ export function resolutionMiddleware(config: ToolArtifactsConfig) {
       return handler({ ...request, toolCall: { ...toolCall, args: resolveHandles(args as Record<string, unknown>, refs) } });
     },
   });
-  return Object.assign(middleware, { constraints: RESOLUTION_CONSTRAINTS as OrderingConstraints });
+  // Inside the receipt layer (a receipt records what the model asked for),
+  // outside every policy (a policy must judge the real reference, not an opaque handle).
+  const known = WELL_KNOWN_MIDDLEWARE;
+  return withConstraints(middleware, {
+    after: [known.toolReceipt],
+    before: [known.authorization, known.guardrail, known.sandboxAudit, known.readBeforeWrite, known.toolProgress],
+  });
 }
