@@ -4,7 +4,6 @@
  * (`wrapModelCall`), in the order they should sit in an agent.
  */
 import { parseToolArtifactsConfig, type ToolArtifactsConfig } from "../config.js";
-import { policyFingerprint } from "../fingerprint.js";
 import { captureMiddleware, type CaptureOptions } from "./capture.js";
 import { projectionMiddleware, type ProjectionOptions } from "./projection.js";
 import { resolutionMiddleware } from "./resolution.js";
@@ -67,5 +66,5 @@ export function toolArtifactsMiddleware(
   const resolution = resolutionMiddleware(parsed);
   const projection = projectionMiddleware(parsed, options.projection);
   const list: readonly [Capture, Resolution, Projection] = [capture, resolution, projection];
-  return Object.assign(list, { capture, resolution, projection, policyFingerprint: policyFingerprint(parsed), config: parsed });
+  return Object.assign(list, { capture, resolution, projection, policyFingerprint: projection.policyFingerprint, config: parsed });
 }
