@@ -11,7 +11,7 @@ import { deepStrictEqual } from "node:assert/strict";
 import { availableParallelism } from "node:os";
 import { alternatingRounds, median } from "./rounds.js";
 import { BufferPool } from "../src/batch/buffers.js";
-import { MIN_CORES_FOR_SHARED_POOL, POOL_THRESHOLD, ScanPool, scanBatch, type BatchItem } from "../src/batch/index.js";
+import { MIN_CORES_FOR_SHARED_POOL, POOL_THRESHOLD, ScanPool, scanBatch, sliceSize, type BatchItem } from "../src/batch/index.js";
 import { normalizeItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, packRecords, unpackRecords } from "../src/batch/packing.js";
 import { scanRecords } from "../src/batch/scan.js";
@@ -120,7 +120,7 @@ console.log(`per item, typical results, one thread (median of 31): extract e = $
 
 /** scanBatch's schedule replayed with those costs: ms for n items when the workers share `cores` free cores. */
 function predicted(n: number, cores: number): number {
-  const size = Math.min(512, Math.ceil(n / (threads * 4)));
+  const size = sliceSize(n, threads);
   const workers = new Array<number>(threads).fill(0);
   const speed = Math.min(1, cores / threads); // workers beyond the free cores share them
   let main = 0;

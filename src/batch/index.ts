@@ -13,20 +13,21 @@ import { itemError, workerLostError, type BatchItemError } from "./errors.js";
 import { normalizeItem, writeItem, type BatchItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
-import { scanItem, type ScanOptions } from "./scan.js";
+import { scanItem, scanOptionsOf, type ScanOptions } from "./scan.js";
 
 export type { BatchItem } from "./items.js";
 export type { BatchItemError } from "./errors.js";
 export { ScanPool, type ScanPoolOptions } from "./pool.js";
 
 /**
- * Below this many items a batch runs on the calling thread. From
- * bench/batch.bench.ts, per item of typical tool results on one thread:
- * extracting ≈ 48 µs, packing and decoding on the calling thread ≈ 30 µs, the
- * worker's code (unpacking, parsing, extracting, packing; timed on one thread,
- * warm) ≈ 104 µs, a round trip ≈ 0.06 ms. Replaying scanBatch's schedule with those costs, the pool pays
- * from 32 items on when its workers have two cores beside the calling thread
- * (1.2× the loop at 4096 items).
+ * Below this many items a batch runs on the calling thread. Set from the run
+ * of bench/batch.bench.ts that first replayed scanBatch's schedule with the
+ * measured per-item costs (extracting ≈ 48 µs, packing and decoding on the
+ * calling thread ≈ 30 µs, the worker's code ≈ 104 µs warm, a round trip
+ * ≈ 0.06 ms): with two cores free beside the calling thread, the pool paid
+ * from 32 items on (1.2× the loop at 4096 items). The replay moves with the
+ * shared machine's speed: later runs printed "from 16 items, 1.18×" and
+ * "never, 0.94×". It only applies where the pool is used (see below).
  */
 export const POOL_THRESHOLD = 32;
 
@@ -42,6 +43,11 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
 /** Slices per worker: enough to balance uneven items, few enough to keep per-task overhead small. */
 const SLICES_PER_THREAD = 4;
 const MAX_SLICE_ITEMS = 512;
+
+/** Items per slice of a large batch of `items` on `threads` workers (bench/batch.bench.ts replays it). */
+export function sliceSize(items: number, threads: number): number {
+  return Math.min(MAX_SLICE_ITEMS, Math.ceil(items / (threads * SLICES_PER_THREAD)));
+}
 
 export interface ScanBatchOptions extends ScanOptions {
   /**
@@ -76,14 +82,10 @@ export async function closeSharedPool(): Promise<void> {
   await pool?.close();
 }
 
-function wireOptions(options: ScanBatchOptions): ScanOptions {
-  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
-}
-
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
-  const scan = wireOptions(options);
+  const scan = scanOptionsOf(options);
   const entries: ArtifactEntry[][] = new Array(items.length);
   const errors: BatchItemError[] = [];
   const scanHere = (i: number) => {
@@ -102,7 +104,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     return { entries, errors };
   }
 
-  const sliceItems = Math.min(MAX_SLICE_ITEMS, Math.ceil(items.length / (pool.threads * SLICES_PER_THREAD)));
+  const sliceItems = sliceSize(items.length, pool.threads);
 
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
   const send = (first: number, end: number): Promise<void> => {

@@ -6,7 +6,7 @@ import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import type { ArtifactEntry } from "../types.js";
 import { errorMessage, type LineFailure } from "./errors.js";
 import { formatEntries, type OutputFormat } from "./format.js";
-import { itemFromLine, normalizeItem, readItem } from "./items.js";
+import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 
 /** Extraction options that travel to workers (plain data only). */
@@ -29,9 +29,18 @@ export type ItemProbe = (threadId: string) => void;
 /** Told of each structured payload extraction rejects whole, for the CLI's --stats. */
 type RejectedPayload = NonNullable<ExtractOptions["onRejectedPayload"]>;
 
+/** The extraction options of `options` alone, for the trip to a worker (plain data). */
+export function scanOptionsOf(options: ScanOptions): ScanOptions {
+  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
+}
+
 /** Entries of one item; throws an Error saying why the item cannot be scanned. */
 export function scanItem(item: unknown, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
-  const { threadId, callIndex, message } = normalizeItem(item);
+  return scanNormalized(normalizeItem(item), options, onRejectedPayload);
+}
+
+/** Entries of an item `normalizeItem` already checked and reduced. */
+function scanNormalized({ threadId, callIndex, message }: NormalizedItem, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
   const { createdAt } = options;
   const extract: ExtractOptions = {
     threadId,
@@ -53,7 +62,7 @@ export function scanRecords(buffer: ArrayBuffer, options: ScanOptions, probe?: I
     at = next;
     try {
       probe?.(item.threadId);
-      results.push(encodeEntries(scanItem(item, options)));
+      results.push(encodeEntries(scanNormalized(item, options)));
     } catch (err) {
       results.push(JSON.stringify({ error: errorMessage(err) }));
     }

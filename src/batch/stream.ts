@@ -10,7 +10,7 @@ import { BufferPool, spareOrNew } from "./buffers.js";
 import { errorMessage, type LineFailure } from "./errors.js";
 import { unpackLineResult } from "./packing.js";
 import type { ScanPool } from "./pool.js";
-import { scanLinesPacked, type LineScanOptions } from "./scan.js";
+import { scanLinesPacked, scanOptionsOf, type LineScanOptions } from "./scan.js";
 
 export interface ArchiveProgress {
   bytesRead: number;
@@ -89,13 +89,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   const { pool, onFailure, onProgress } = options;
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  const scan: LineScanOptions = {
-    format: options.format,
-    detectRefsInText: options.detectRefsInText,
-    sandboxPrefixes: options.sandboxPrefixes,
-    createdAt: options.createdAt,
-    defaultThreadId: options.defaultThreadId,
-  };
+  const scan: LineScanOptions = { ...scanOptionsOf(options), format: options.format, defaultThreadId: options.defaultThreadId };
   const started = performance.now();
   const summary: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0 };
   const inFlight: Chunk[] = [];
