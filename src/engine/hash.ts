@@ -48,7 +48,7 @@ const HANDLE_HEX = 8;
 const DIGEST_HEX = 64;
 // Output slot of a ledger key: "result:" or "call:" right-aligned before the
 // digest, so each key is one latin1 decode of flat bytes.
-const KEY_PREFIX = "result:".length;
+const KEY_PREFIX = "result:".length; // the longer of KEY_KIND_PREFIX
 const KEY_SLOT = KEY_PREFIX + DIGEST_HEX;
 // Single digests: the slot above, then the input.
 const SINGLE_IN = KEY_SLOT + 1;
@@ -66,9 +66,11 @@ const MAX_COUNT = 2 ** 32 - 1;
 const MAX_COUNT_DIGITS = 10;
 
 const encoder = new TextEncoder();
+/** What an occurrence key starts with, by kind (the hex digest follows). */
+export const KEY_KIND_PREFIX: Readonly<Record<OccurrenceKind, string>> = { result: "result:", call: "call:" };
 const KIND_BYTES: Record<OccurrenceKind, Uint8Array> = {
-  result: encoder.encode("result:"),
-  call: encoder.encode("call:"),
+  result: encoder.encode(KEY_KIND_PREFIX.result),
+  call: encoder.encode(KEY_KIND_PREFIX.call),
 };
 
 // Two hex digits per byte value: four lookups are several times cheaper than
@@ -475,10 +477,16 @@ export function occurrenceKey(
   const op = "occurrenceKey";
   const k = checkKind(kind, op, -1);
   hashSingle(escapedKeyJson(keyFields(k, threadId, messageId, toolCallId, index, op, -1)), op);
-  const prefix = KIND_BYTES[k];
-  const start = KEY_PREFIX - prefix.length;
-  target.set(prefix, start);
-  return latin1.toString("latin1", start, KEY_SLOT);
+  return latin1.toString("latin1", putKind(k, KEY_PREFIX), KEY_SLOT);
+}
+
+/** Write `kind`'s key prefix to end at `digestAt` (a key slot's digest); returns where it starts. */
+function putKind(kind: OccurrenceKind, digestAt: number): number {
+  const prefix = KIND_BYTES[kind];
+  const start = digestAt - prefix.length;
+  // A byte loop: target.set costs more than these at most 7 bytes.
+  for (let j = 0; j < prefix.length; j++) target[start + j] = prefix[j];
+  return start;
 }
 
 /** `occurrenceKey` for many seeds in one engine call; same order, same results. */
@@ -512,11 +520,7 @@ export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
     written = layOut(texts, "", KEY_SLOT, true, op);
   }
   const out = 8 * n;
-  const t = target;
-  for (let i = 0, p = out + KEY_PREFIX; i < n; i++, p += KEY_SLOT) {
-    const prefix = KIND_BYTES[kinds[i]];
-    for (let j = 0, at = p - prefix.length; j < prefix.length; j++, at++) t[at] = prefix[j];
-  }
+  for (let i = 0, p = out + KEY_PREFIX; i < n; i++, p += KEY_SLOT) putKind(kinds[i], p);
   runEngine(op, written, () => e.sha256_batch_hex(base, n, base + out + KEY_PREFIX, DIGEST_HEX, KEY_SLOT));
   const keys = new Array<string>(n);
   for (let i = 0, p = out + KEY_PREFIX; i < n; i++, p += KEY_SLOT) {

@@ -15,7 +15,7 @@ import { createMiddleware } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import type { ToolArtifactsConfig } from "../config.js";
-import { occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
+import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
 import { extractArtifacts } from "../extract.js";
 import { findHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
@@ -51,7 +51,6 @@ export interface CaptureOptions {
 
 /** The ledger prefix of a call's retry record (DESIGN §5). */
 export const RETRY_PREFIX = "retry:";
-const CALL_PREFIX = "call:";
 
 // One view per thread an agent serves concurrently; beyond this the least
 // recently used thread starts over (rehashing its history once).
@@ -323,7 +322,7 @@ function captureRound(
     }
     // A miss may be a handle this round could not see yet: one retry, then
     // the call is settled so an unknown handle is never scanned forever.
-    const retry = RETRY_PREFIX + key.slice(CALL_PREFIX.length);
+    const retry = RETRY_PREFIX + key.slice(KEY_KIND_PREFIX.call.length);
     settled.push(!missing || view.members.has(retry) ? key : retry);
   }
 
