@@ -213,6 +213,8 @@ function walkBytes(bytes: Uint8Array, scalar: boolean): StructuredWalk {
   return { status: "ok", refs: walk.refs };
 }
 
+const tokenEncoder = new TextEncoder();
+
 // Gate arguments, for the same reason as the walk's.
 let gateText = 0;
 let gateLen = 0;
@@ -225,15 +227,11 @@ function callGate(e: EngineExports): number {
 function gate(value: unknown, kind: number, maxUnits: number, op: string): boolean {
   if (typeof value !== "string" || value.length === 0 || value.length > maxUnits) return false;
   // Most references are ASCII: their token goes straight into the arena.
-  let ptr = arenaFor(value.length * MAX_ESCAPE_BYTES + 2, op);
+  const ptr = arenaFor(value.length * MAX_ESCAPE_BYTES + 2, op);
   let len = writeAsciiToken(memoryView(), ptr, value);
-  if (len < 0) {
-    const json = serializeBounded(value);
-    if (!json.ok) return false;
-    len = json.bytes.length;
-    ptr = arenaFor(len, op);
-    memoryView().set(json.bytes, ptr);
-  }
+  // Otherwise its JSON text as UTF-8: at most 3 bytes per unit, within the room
+  // reserved for the escaped ASCII form.
+  if (len < 0) len = tokenEncoder.encodeInto(JSON.stringify(value), memoryView().subarray(ptr)).written;
   gateText = ptr;
   gateLen = len;
   gateKind = kind;
