@@ -36,6 +36,9 @@ function compile(): WebAssembly.Module {
 const wasmModule = compile();
 let instance = instantiate();
 let view = new Uint8Array(instance.memory.buffer);
+// The arena this instance has reserved so far (-1: nothing yet), and its base.
+let reserved = -1;
+let arenaBase = 0;
 
 function instantiate(): EngineExports {
   return new WebAssembly.Instance(wasmModule, {}).exports as unknown as EngineExports;
@@ -51,12 +54,17 @@ export function engine(): EngineExports {
  * (and rebuilds the instance) when memory cannot grow.
  */
 export function reserve(bytes: number, op: string): number {
+  // The base never moves and memory only grows: a request within what this
+  // instance already reserved needs no call into the engine.
+  if (bytes <= reserved) return arenaBase;
   // Past 4 GiB the u32 ABI would wrap; treat it as the failed grow it is.
   const ptr = bytes < 2 ** 32 ? instance.reserve(bytes) : 0;
   if (ptr === 0) {
     rebuild();
     throw new Error(`tool-artifacts engine: ${op} could not grow memory to ${bytes} bytes`);
   }
+  arenaBase = ptr;
+  reserved = bytes;
   return ptr;
 }
 
@@ -70,6 +78,7 @@ export function memoryView(): Uint8Array {
 export function rebuild(): void {
   instance = instantiate();
   view = new Uint8Array(instance.memory.buffer);
+  reserved = -1;
 }
 
 /**
