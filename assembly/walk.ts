@@ -132,13 +132,13 @@ const SCAN_ASCII: u32 = 4;
 
 // Scanners return (position, value) packed in a u64; 0 means malformed, since
 // no position in the arena is 0.
-@inline function pack(p: usize, low: u32): u64 {
+@inline export function pack(p: usize, low: u32): u64 {
   return (<u64>p << 32) | <u64>low;
 }
-@inline function posOf(r: u64): usize {
+@inline export function posOf(r: u64): usize {
   return <usize>(r >>> 32);
 }
-@inline function lowOf(r: u64): u32 {
+@inline export function lowOf(r: u64): u32 {
   return <u32>r;
 }
 
@@ -162,7 +162,7 @@ const SCAN_ASCII: u32 = 4;
 
 /** The escape whose backslash is at p: (its end, its code point). A surrogate
  * pair of escapes is one code point; a lone surrogate comes back as itself. */
-function decodeEscape(p: usize, end: usize): u64 {
+export function decodeEscape(p: usize, end: usize): u64 {
   if (p + 1 >= end) return 0;
   const e = <u32>load<u8>(p + 1);
   let cp: u32 = 0;
@@ -187,7 +187,7 @@ function decodeEscape(p: usize, end: usize): u64 {
 
 /** The UTF-8 sequence whose lead byte (>= 0x80) is at p: (its end, its code
  * point); 0 for anything RFC 3629 forbids (overlongs, surrogates, > U+10FFFF). */
-function decodeUtf8(p: usize, end: usize): u64 {
+export function decodeUtf8(p: usize, end: usize): u64 {
   const b0 = <u32>load<u8>(p);
   if (b0 < 0xc2) return 0; // a continuation byte, or the lead of an overlong pair
   if (b0 < 0xe0) {
@@ -254,7 +254,7 @@ function decodeUtf8(p: usize, end: usize): u64 {
 /** The first byte at or after p that needs a look (quote, backslash, control,
  * non-ASCII), or end. With SIMD, 16 bytes at a time: those bytes are exactly
  * the ones below 0x20 as signed bytes, plus the two. */
-@inline function plainRunEnd(p: usize, end: usize, simd: bool): usize {
+@inline export function plainRunEnd(p: usize, end: usize, simd: bool): usize {
   if (simd) {
     const quote = i8x16.splat(<i8>DQUOTE);
     const bslash = i8x16.splat(<i8>BACKSLASH);
@@ -505,7 +505,7 @@ function scanKey(p: usize, end: usize, simd: bool): u64 {
 }
 
 // ---- The walk -------------------------------------------------------------------
-@inline function skipSpace(p: usize, end: usize): usize {
+@inline export function skipSpace(p: usize, end: usize): usize {
   while (p < end) {
     const c = <u32>load<u8>(p);
     if (c != SPACE && c != LF && c != CR && c != TAB) break;
@@ -519,7 +519,7 @@ function scanKey(p: usize, end: usize, simd: bool): u64 {
 }
 
 /** The number token at p: (its end, its compact size at least), or 0. */
-function scanNumber(p: usize, end: usize): u64 {
+export function scanNumber(p: usize, end: usize): u64 {
   const start = p;
   const neg = load<u8>(p) == MINUS;
   if (neg) p++;

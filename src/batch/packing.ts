@@ -124,22 +124,29 @@ export interface LineResult {
 const LINE_HEADER = 6 * U32;
 
 /**
- * `output` is written piece by piece, for the reason records are, into room
- * for its longest UTF-8 (3 bytes per UTF-16 unit): measuring each piece's
- * UTF-8 length first was a tenth of a CLI scan. Pooled buffers make the
- * headroom free after the first few chunks.
+ * `output` is written piece by piece, for the reason records are: strings
+ * into room for their longest UTF-8 (3 bytes per UTF-16 unit), since
+ * measuring each piece's UTF-8 length first was a tenth of a CLI scan; byte
+ * pieces (the engine's output) are copied. Pooled buffers make the headroom
+ * free after the first few chunks.
  */
-export function packLineResult(result: LineResult, output: readonly string[], alloc: Allocate = fresh): ArrayBuffer {
+export function packLineResult(result: LineResult, output: readonly (string | Uint8Array)[], alloc: Allocate = fresh): ArrayBuffer {
   const failures = result.failures.length === 0 ? "" : JSON.stringify(result.failures.map((f) => [f.line, f.reason]));
-  let units = 0;
-  for (const piece of output) units += piece.length;
+  let room = 0;
+  for (const piece of output) room += typeof piece === "string" ? piece.length * MAX_UTF8_PER_UNIT : piece.byteLength;
   const failureBytes = Buffer.byteLength(failures, "utf8");
-  const buffer = alloc(LINE_HEADER + failureBytes + units * MAX_UTF8_PER_UNIT);
+  const buffer = alloc(LINE_HEADER + failureBytes + room);
   const bytes = Buffer.from(buffer);
   bytes.write(failures, LINE_HEADER, "utf8");
   const start = LINE_HEADER + failureBytes;
   let at = start;
-  for (const piece of output) at += bytes.write(piece, at, "utf8");
+  for (const piece of output) {
+    if (typeof piece === "string") at += bytes.write(piece, at, "utf8");
+    else {
+      bytes.set(piece, at);
+      at += piece.byteLength;
+    }
+  }
   new Uint32Array(buffer, 0, 6).set([result.lines, result.entries, result.rejected, result.skipped, at - start, failureBytes]);
   return buffer;
 }

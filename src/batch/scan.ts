@@ -8,6 +8,7 @@ import { errorMessage, type LineFailure } from "./errors.js";
 import { formatEntries, type OutputFormat } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
+import { scanLinesInEngine } from "../engine/lines.js";
 
 /** Extraction options that travel to workers (plain data only). */
 export interface ScanOptions {
@@ -72,52 +73,115 @@ export function scanRecords(buffer: ArrayBuffer, options: ScanOptions, probe?: I
 
 const NEWLINE = 0x0a;
 
+/** What the lines of a chunk scanned so far gave, in order. */
+interface LineAcc {
+  result: LineResult;
+  output: (string | Uint8Array)[];
+  onRejectedPayload: () => void;
+}
+
+function newAcc(): LineAcc {
+  const result: LineResult = { lines: 0, entries: 0, rejected: 0, skipped: 0, failures: [] };
+  return { result, output: [], onRejectedPayload: () => void result.rejected++ };
+}
+
+/** One line (its text, newline excluded; `line` its number in the chunk) through JSON.parse and extractArtifacts. */
+function scanLine(text: string, line: number, options: LineScanOptions, probe: ItemProbe | undefined, acc: LineAcc): void {
+  const { result } = acc;
+  if (text.trim() === "") return;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    result.failures.push({ line, reason: `invalid JSON: ${errorMessage(err)}` });
+    return;
+  }
+  try {
+    const item = itemFromLine(value, options.defaultThreadId);
+    if (item === undefined) {
+      result.skipped++;
+      return;
+    }
+    probe?.(item.threadId);
+    const found = scanItem(item, options, acc.onRejectedPayload);
+    result.entries += found.length;
+    formatEntries(item.threadId, found, options.format, acc.output as string[]);
+  } catch (err) {
+    result.failures.push({ line, reason: errorMessage(err) });
+  }
+}
+
 /**
  * Scan newline-separated JSON records. Failures carry line numbers relative to
  * the chunk (its first line is 1); blank lines count for numbering only.
  */
-function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): { result: LineResult; output: string[] } {
+function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe): LineAcc {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const failures: LineFailure[] = [];
-  const output: string[] = [];
-  let lines = 0;
-  let entries = 0;
-  let skipped = 0;
-  let rejected = 0;
-  const onRejectedPayload = () => void rejected++;
+  const acc = newAcc();
   for (let start = 0; start < buf.length; ) {
     const nl = buf.indexOf(NEWLINE, start);
     const end = nl === -1 ? buf.length : nl;
-    const text = buf.toString("utf8", start, end);
+    scanLine(buf.toString("utf8", start, end), ++acc.result.lines, options, probe, acc);
     start = end + 1;
-    lines++;
-    if (text.trim() === "") continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (err) {
-      failures.push({ line: lines, reason: `invalid JSON: ${errorMessage(err)}` });
-      continue;
-    }
-    try {
-      const item = itemFromLine(value, options.defaultThreadId);
-      if (item === undefined) {
-        skipped++;
-        continue;
-      }
-      probe?.(item.threadId);
-      const found = scanItem(item, options, onRejectedPayload);
-      entries += found.length;
-      formatEntries(item.threadId, found, options.format, output);
-    } catch (err) {
-      failures.push({ line: lines, reason: errorMessage(err) });
-    }
   }
-  return { result: { lines, entries, rejected, skipped, failures }, output };
+  return acc;
 }
 
-/** `scanLines` packed for the trip back from a worker. */
-export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate): ArrayBuffer {
+/**
+ * The engine's pass over the chunk (src/engine/lines.ts), then the lines it
+ * left, each scanned here and its output put in its place. undefined when the
+ * engine failed on the chunk (it has then written nothing anywhere).
+ */
+function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions, stats?: LinePathStats): LineAcc | undefined {
+  let scanned;
+  try {
+    scanned = scanLinesInEngine(bytes, { ...options, createdAt: options.createdAt ?? new Date().toISOString() });
+  } catch {
+    return undefined;
+  }
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const acc = newAcc();
+  const { result } = acc;
+  let left = 0;
+  for (const piece of scanned.pieces) {
+    if (piece instanceof Uint8Array) {
+      acc.output.push(piece);
+      continue;
+    }
+    left++;
+    scanLine(buf.toString("utf8", piece.start, piece.end), piece.line, options, undefined, acc);
+  }
+  result.lines = scanned.lines + left;
+  result.entries += scanned.entries;
+  result.rejected += scanned.rejected;
+  result.skipped += scanned.skipped;
+  if (stats) {
+    stats.engineLines += scanned.lines;
+    stats.jsLines += left;
+  }
+  return acc;
+}
+
+/** How many lines of a chunk each path scanned (blank lines count for the path that saw them). */
+export interface LinePathStats {
+  engineLines: number;
+  jsLines: number;
+}
+
+/**
+ * `scanLines` packed for the trip back from a worker. JSON-lines output goes
+ * through the engine first; the table format, and chunks with a fault probe
+ * (tests), take the TypeScript path whole.
+ */
+export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate, stats?: LinePathStats): ArrayBuffer {
+  const acc = options.format === "jsonl" && probe === undefined ? scanLinesWithEngine(bytes, options, stats) : undefined;
+  if (acc) return packLineResult(acc.result, acc.output, alloc);
+  return scanLinesPackedJs(bytes, options, probe, alloc, stats);
+}
+
+/** The reference: every line through JSON.parse and extractArtifacts. */
+export function scanLinesPackedJs(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate, stats?: LinePathStats): ArrayBuffer {
   const { result, output } = scanLines(bytes, options, probe);
+  if (stats) stats.jsLines += result.lines;
   return packLineResult(result, output, alloc);
 }

@@ -88,6 +88,38 @@ const tableAt = (base: number, byteLength: number) => align16(base + byteLength 
 /** Where the output pairs go after that table (16-aligned). */
 const outAt = (table: number, prefixes: EncodedPrefixes) => align16(table + 8 * prefixes.bytes.length + prefixes.size);
 
+/** The prefix table at `table` (4-aligned, reserved): (pointer, length) per prefix, then their bytes. */
+function putPrefixTable(table: number, prefixes: EncodedPrefixes): void {
+  const view = memoryView();
+  const w = wordView();
+  const count = prefixes.bytes.length;
+  let at = table + 8 * count;
+  for (let k = 0; k < count; k++) {
+    const p = prefixes.bytes[k];
+    w[(table >> 2) + 2 * k] = at;
+    w[(table >> 2) + 2 * k + 1] = p.length;
+    view.set(p, at);
+    at += p.length;
+  }
+}
+
+/**
+ * LOW-LEVEL (engine facades that scan inside their own kernels): the prefix
+ * table for `options` (checked as scanText checks them) at `table`, in
+ * reserved memory; returns the prefix count and where the table ends.
+ */
+export function writePrefixTable(table: number, options: ScanOptions | undefined): { count: number; end: number } {
+  const prefixes = encodePrefixes(options);
+  putPrefixTable(table, prefixes);
+  return { count: prefixes.bytes.length, end: table + 8 * prefixes.bytes.length + prefixes.size };
+}
+
+/** LOW-LEVEL: the bytes writePrefixTable needs for `options`. */
+export function prefixTableBytes(options: ScanOptions | undefined): number {
+  const prefixes = encodePrefixes(options);
+  return 8 * prefixes.bytes.length + prefixes.size;
+}
+
 /**
  * Scan `byteLength` bytes at the arena base, inside runEngine: lays out the
  * prefixes and room for the output, runs the kernel, returns the pair count
@@ -98,16 +130,7 @@ function scanArena(x: ScanExports, base: number, byteLength: number, prefixes: E
   const out = outAt(table, prefixes);
   const count = prefixes.bytes.length;
   reserve(out - base, OP);
-  const view = memoryView();
-  const w = wordView();
-  let at = table + 8 * count;
-  for (let k = 0; k < count; k++) {
-    const p = prefixes.bytes[k];
-    w[(table >> 2) + 2 * k] = at;
-    w[(table >> 2) + 2 * k + 1] = p.length;
-    view.set(p, at);
-    at += p.length;
-  }
+  putPrefixTable(table, prefixes);
   reserve(out - base + 8 * x.scan_max_pairs(byteLength, table, count), OP);
   return kernel === "simd" ? x.scan_text(base, byteLength, table, count, out) : x.scan_text_scalar(base, byteLength, table, count, out);
 }

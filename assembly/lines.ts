@@ -1,0 +1,1197 @@
+// Archive lines in the engine: the CLI's per-line work (DESIGN §11) for the
+// common shapes, from the raw UTF-8 JSON line to its output JSON lines.
+//
+// Why here and not in TypeScript: a pool worker is a fresh V8 isolate, and
+// the TypeScript path (JSON.parse, extractArtifacts, formatting) costs each
+// one about 0.6 s of CPU to warm up (TurboFan compiles it anew per isolate),
+// on the same two cores the scan needs. Wasm code is compiled once per
+// process and shared by every worker.
+//
+// Exactness: for every line it takes, the output must be byte for byte what
+// the TypeScript path writes (test/lines-engine.test.ts holds the two side by
+// side). So the kernel takes only lines whose meaning it can read without
+// doubt, and leaves every other line to the host (status LINE), which runs
+// the TypeScript path on it. It leaves, among others: lines that are not one
+// JSON object, not valid UTF-8, or that carry lc/kwargs (LangChain serialized
+// form), threadId, call_index or callIndex; a missing or odd thread_id; keys
+// with escapes or read keys given twice (JSON.parse keeps the last); ids,
+// names, types or URLs with escapes; string content that may be JSON (the JSON
+// block rule); texts that may mirror a structured payload; blocks with
+// structuredContent and image_url blocks; texts with
+// lone surrogate escapes; payloads with escaped, duplicate or integer-like
+// keys (JSON.parse reorders those), or, when they become a `data` entry, with
+// escapes or numbers JSON.stringify would write differently.
+//
+// The rules themselves are DESIGN §4's, as src/extract.ts applies them; the
+// gates, the free-text scanner, the bounded walk and the handle hash are the
+// engine's own kernels, called here directly.
+import { arenaBase, reserve } from "./memory";
+import { scan_max_pairs, scan_text } from "./scan";
+import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
+import { decodeEscape, decodeUtf8, lowOf, pack, plainRunEnd, posOf, scanNumber, skipSpace, walk_gate, walk_json } from "./walk";
+
+// ---- Bytes ------------------------------------------------------------------
+const TAB: u32 = 0x09;
+const LF: u32 = 0x0a;
+const VT: u32 = 0x0b;
+const FF: u32 = 0x0c;
+const CR: u32 = 0x0d;
+const SPACE: u32 = 0x20;
+const DQUOTE: u32 = 0x22;
+const HASH: u32 = 0x23;
+const COMMA: u32 = 0x2c;
+const MINUS: u32 = 0x2d;
+const SLASH: u32 = 0x2f;
+const ZERO: u32 = 0x30;
+const COLON: u32 = 0x3a;
+const QUESTION: u32 = 0x3f;
+const LBRACKET: u32 = 0x5b;
+const BACKSLASH: u32 = 0x5c;
+const LBRACE: u32 = 0x7b;
+const RBRACKET: u32 = 0x5d;
+const RBRACE: u32 = 0x7d;
+const LOW_F: u32 = 0x66;
+const LOW_N: u32 = 0x6e;
+const LOW_T: u32 = 0x74;
+const TRUE_LE: u32 = 0x65757274; // "true"
+const NULL_LE: u32 = 0x6c6c756e; // "null"
+const ALSE_LE: u32 = 0x65736c61; // "alse" of "false"
+
+// ---- Words: keys read, values compared, output pieces ----------------------
+// WORDS holds them back to back (UTF-8); word i is WORD_LEN[i] bytes at WORD_AT[i].
+const WORDS = memory.data<u8>([
+  116, 104, 114, 101, 97, 100, 95, 105, 100, 109, 101, 115, 115, 97, 103, 101, 116, 111, 111, 108, 95, 99, 97, 108,
+  108, 95, 105, 100, 108, 99, 116, 104, 114, 101, 97, 100, 73, 100, 99, 97, 108, 108, 95, 105, 110, 100, 101, 120,
+  99, 97, 108, 108, 73, 110, 100, 101, 120, 116, 121, 112, 101, 105, 100, 110, 97, 109, 101, 115, 116, 97, 116, 117,
+  115, 99, 111, 110, 116, 101, 110, 116, 97, 114, 116, 105, 102, 97, 99, 116, 107, 119, 97, 114, 103, 115, 116, 101,
+  120, 116, 117, 114, 108, 109, 105, 109, 101, 84, 121, 112, 101, 109, 105, 109, 101, 95, 116, 121, 112, 101, 115, 111,
+  117, 114, 99, 101, 95, 116, 121, 112, 101, 115, 111, 117, 114, 99, 101, 105, 109, 97, 103, 101, 95, 117, 114, 108,
+  115, 116, 114, 117, 99, 116, 117, 114, 101, 100, 67, 111, 110, 116, 101, 110, 116, 100, 97, 116, 97, 115, 116, 114,
+  117, 99, 116, 117, 114, 101, 100, 95, 99, 111, 110, 116, 101, 110, 116, 116, 111, 111, 108, 101, 114, 114, 111, 114,
+  102, 105, 108, 101, 105, 109, 97, 103, 101, 116, 97, 115, 107, 109, 99, 112, 95, 115, 116, 114, 117, 99, 116, 117,
+  114, 101, 100, 95, 99, 111, 110, 116, 101, 110, 116, 117, 110, 107, 110, 111, 119, 110, 32, 115, 116, 114, 117, 99,
+  116, 117, 114, 101, 100, 32, 114, 101, 115, 117, 108, 116, 123, 34, 116, 104, 114, 101, 97, 100, 95, 105, 100, 34,
+  58, 34, 34, 44, 34, 104, 97, 110, 100, 108, 101, 34, 58, 34, 97, 114, 116, 95, 34, 44, 34, 116, 111, 111,
+  108, 95, 110, 97, 109, 101, 34, 58, 34, 34, 44, 34, 116, 111, 111, 108, 95, 99, 97, 108, 108, 95, 105, 100,
+  34, 58, 34, 34, 44, 34, 99, 97, 108, 108, 95, 105, 110, 100, 101, 120, 34, 58, 48, 44, 34, 97, 114, 116,
+  105, 102, 97, 99, 116, 95, 116, 121, 112, 101, 34, 58, 34, 34, 44, 34, 100, 105, 115, 112, 108, 97, 121, 95,
+  110, 97, 109, 101, 34, 58, 44, 34, 114, 101, 97, 108, 95, 114, 101, 102, 34, 58, 44, 34, 109, 105, 109, 101,
+  95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10,
+]);
+const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405]);
+const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2]);
+
+// Keys (ids 0..23, one bit each in a key set).
+const K_THREAD_ID: u32 = 0;
+const K_MESSAGE: u32 = 1;
+const K_TOOL_CALL_ID: u32 = 2;
+const K_LC: u32 = 3;
+const K_THREADID: u32 = 4;
+const K_CALL_INDEX: u32 = 5;
+const K_CALLINDEX: u32 = 6;
+const K_TYPE: u32 = 7;
+const K_ID: u32 = 8;
+const K_NAME: u32 = 9;
+const K_STATUS: u32 = 10;
+const K_CONTENT: u32 = 11;
+const K_ARTIFACT: u32 = 12;
+const K_KWARGS: u32 = 13;
+const K_TEXT: u32 = 14;
+const K_URL: u32 = 15;
+const K_MIMETYPE: u32 = 16;
+const K_MIME_TYPE: u32 = 17;
+const K_SOURCE_TYPE: u32 = 18;
+const K_SOURCE: u32 = 19;
+const K_IMAGE_URL: u32 = 20;
+const K_STRUCTURED: u32 = 21; // structuredContent
+const K_DATA: u32 = 22;
+const K_STRUCTURED_CONTENT: u32 = 23;
+const KEY_COUNT: u32 = 24;
+// Values and output pieces.
+const W_TOOL: u32 = 24;
+const W_ERROR: u32 = 25;
+const W_FILE: u32 = 26;
+const W_IMAGE: u32 = 27;
+const W_TASK: u32 = 28;
+const W_MCP: u32 = 29;
+const W_UNKNOWN: u32 = 30;
+const W_STRUCTURED_RESULT: u32 = 31;
+const W_HEAD: u32 = 32; // {"thread_id":"
+const W_HANDLE: u32 = 33; // ","handle":"art_
+const W_TOOL_NAME: u32 = 34;
+const W_TOOL_CALL: u32 = 35;
+const W_TYPE: u32 = 36; // ","call_index":0,"artifact_type":"
+const W_DISPLAY: u32 = 37;
+const W_REF: u32 = 38;
+const W_MIME: u32 = 39;
+const W_CREATED: u32 = 40;
+const W_END: u32 = 41; // }\n
+
+@inline function wordAt(w: u32): usize {
+  return WORDS + <usize>load<u16>(WORD_AT + (<usize>w << 1));
+}
+@inline function wordLen(w: u32): usize {
+  return <usize>load<u8>(WORD_LEN + <usize>w);
+}
+
+@inline function bit(k: u32): u32 {
+  return <u32>1 << k;
+}
+// The keys read in each kind of object. The top level of a line may be the
+// message itself, so it reads the message's keys too.
+const MESSAGE_KEYS: u32 = bit(K_TYPE) | bit(K_ID) | bit(K_NAME) | bit(K_TOOL_CALL_ID) | bit(K_STATUS) | bit(K_CONTENT) | bit(K_ARTIFACT) | bit(K_LC) | bit(K_KWARGS);
+const TOP_KEYS: u32 = MESSAGE_KEYS | bit(K_THREAD_ID) | bit(K_MESSAGE) | bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
+const BLOCK_KEYS: u32 = bit(K_TYPE) | bit(K_TEXT) | bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE) | bit(K_SOURCE_TYPE) | bit(K_SOURCE) | bit(K_IMAGE_URL) | bit(K_STRUCTURED);
+const SOURCE_KEYS: u32 = bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE);
+const ITEM_KEYS: u32 = bit(K_TYPE) | bit(K_DATA);
+const ARTIFACT_KEYS: u32 = bit(K_STRUCTURED_CONTENT);
+const LEFT_TO_HOST: u32 = bit(K_LC) | bit(K_KWARGS) | bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
+const NO_WORD: u32 = 0xffffffff;
+
+// ---- ABI (mirrored in src/engine/lines.ts) -----------------------------------
+// Why a call stopped: the end of the input, a line left to the host (it
+// starts at the returned offset), or no room for the next line's output.
+const STOP_END: u32 = 0;
+const STOP_LINE: u32 = 1;
+const STOP_FULL: u32 = 2;
+// Counters at `stats`: u32 lines, entries, rejected, skipped, output bytes,
+// stop reason, and with STOP_FULL the output bytes the next line needs.
+const STAT_LINES: usize = 0;
+const STAT_ENTRIES: usize = 4;
+const STAT_REJECTED: usize = 8;
+const STAT_SKIPPED: usize = 12;
+const STAT_OUTPUT: usize = 16;
+const STAT_STOP: usize = 20;
+const STAT_NEEDED: usize = 24;
+const FLAG_TEXT: u32 = 1; // scan texts for references
+
+// The walk's ABI (see walk.ts) and DESIGN's budgets (src/engine/serialize.ts).
+const MAX_WALK_NODES: u32 = 1024;
+const MAX_WALK_DEPTH: u32 = 32;
+const WALK_OUT: usize = 32 + 12 * <usize>MAX_WALK_NODES;
+const WALK_REFS: usize = 4;
+const WALK_FLAGS: usize = 8;
+const WALK_COMPACT: usize = 12;
+const WALK_RECORDS: usize = 32;
+const WALK_RECORD: usize = 12;
+const REC_ESCAPED: u32 = 0x100;
+const GATE_FILE: u32 = 1;
+const GATE_TASK: u32 = 2;
+const FLAG_KNOWN: u32 = 1;
+const FLAG_NON_EMPTY: u32 = 2;
+const MAX_REF_BYTES: usize = 4096;
+// The scan kernel reads up to 80 bytes past a text and 16 before it.
+const SLACK: usize = 96;
+const HANDLE_HEX: usize = 8;
+
+// ---- Line outcomes ------------------------------------------------------------
+const L_DONE: u32 = 0; // entries (maybe none) written
+const L_BLANK: u32 = 1;
+const L_SKIPPED: u32 = 2; // another kind of message
+const L_HOST: u32 = 3; // left to the host
+const L_FULL: u32 = 4; // no room for its output
+
+// ---- Tokens ------------------------------------------------------------------
+const V_STRING: u32 = 1;
+const V_OBJECT: u32 = 2;
+const V_ARRAY: u32 = 3;
+const V_NULL: u32 = 4;
+const V_OTHER: u32 = 5; // number or boolean
+const S_ESCAPED: u32 = 1;
+
+/** The string whose content starts at p: (after its closing quote, S_ESCAPED if it has escapes), or 0 when malformed. */
+function skipString(p: usize, end: usize): u64 {
+  let flags: u32 = 0;
+  while (true) {
+    p = plainRunEnd(p, end, true);
+    if (p >= end) return 0;
+    const c = <u32>load<u8>(p);
+    if (c == DQUOTE) return pack(p + 1, flags);
+    if (c == BACKSLASH) {
+      const r = decodeEscape(p, end);
+      if (r == 0) return 0;
+      flags |= S_ESCAPED;
+      p = posOf(r);
+    } else if (c < SPACE) {
+      return 0;
+    } else {
+      const r = decodeUtf8(p, end);
+      if (r == 0) return 0; // the host's decoder would turn it into U+FFFD: its call
+      p = posOf(r);
+    }
+  }
+}
+
+// Open containers of a skipped value, one byte each ('{' or '['). JSON.parse
+// nests deeper; such a line is left to the host.
+const MAX_NEST: u32 = 512;
+const NEST: usize = memory.data(512);
+
+/** The key at p and its colon: where its value starts, blanks skipped; 0 when malformed. */
+function afterKey(p: usize, end: usize): usize {
+  if (p >= end || <u32>load<u8>(p) != DQUOTE) return 0;
+  const r = skipString(p + 1, end);
+  if (r == 0) return 0;
+  p = skipSpace(posOf(r), end);
+  if (p >= end || <u32>load<u8>(p) != COLON) return 0;
+  return skipSpace(p + 1, end);
+}
+
+/** After the JSON value at p (validated, not read), or 0 when malformed or nested deeper than MAX_NEST. */
+function skipValue(p: usize, end: usize): usize {
+  let depth: u32 = 0;
+  while (true) {
+    if (p >= end) return 0;
+    let c = <u32>load<u8>(p);
+    let closed = false;
+    if (c == LBRACE || c == LBRACKET) {
+      if (depth == MAX_NEST) return 0;
+      store<u8>(NEST + depth, <u8>c);
+      depth++;
+      p = skipSpace(p + 1, end);
+      if (p >= end) return 0;
+      if (<u32>load<u8>(p) == c + 2) {
+        depth--;
+        p++;
+        closed = true;
+      } else {
+        if (c == LBRACE) {
+          p = afterKey(p, end);
+          if (p == 0) return 0;
+        }
+        continue;
+      }
+    }
+    if (!closed) {
+      if (c == DQUOTE) {
+        const r = skipString(p + 1, end);
+        if (r == 0) return 0;
+        p = posOf(r);
+      } else if (c == MINUS || c - ZERO < 10) {
+        const r = scanNumber(p, end);
+        if (r == 0) return 0;
+        p = posOf(r);
+      } else if (c == LOW_T || c == LOW_N) {
+        if (p + 4 > end || load<u32>(p) != (c == LOW_T ? TRUE_LE : NULL_LE)) return 0;
+        p += 4;
+      } else if (c == LOW_F) {
+        if (p + 5 > end || load<u32>(p + 1) != ALSE_LE) return 0;
+        p += 5;
+      } else return 0;
+    }
+    // After a value: the next one, or the ends of containers.
+    while (true) {
+      if (depth == 0) return p;
+      p = skipSpace(p, end);
+      if (p >= end) return 0;
+      c = <u32>load<u8>(p);
+      const open = <u32>load<u8>(NEST + depth - 1);
+      if (c == COMMA) {
+        p = skipSpace(p + 1, end);
+        if (open == LBRACE) {
+          p = afterKey(p, end);
+          if (p == 0) return 0;
+        }
+        break;
+      }
+      if (c != open + 2) return 0;
+      depth--;
+      p++;
+    }
+  }
+}
+
+// Where the value of each key read by the last `fields` call lies: u32 start,
+// end, kind, string flags. `seen` has a bit per key found.
+const SLOTS: usize = memory.data(<i32>KEY_COUNT * 16, 16);
+let seen: u32 = 0;
+
+@inline function has(k: u32): bool {
+  return (seen & bit(k)) != 0;
+}
+@inline function slotStart(k: u32): usize {
+  return <usize>load<u32>(SLOTS + (<usize>k << 4));
+}
+@inline function slotEnd(k: u32): usize {
+  return <usize>load<u32>(SLOTS + (<usize>k << 4), 4);
+}
+@inline function slotKind(k: u32): u32 {
+  return has(k) ? load<u32>(SLOTS + (<usize>k << 4), 8) : 0;
+}
+@inline function slotFlags(k: u32): u32 {
+  return load<u32>(SLOTS + (<usize>k << 4), 12);
+}
+
+/** The key among `keys` spelled by the n bytes at p, or NO_WORD. */
+function keyId(p: usize, n: usize, keys: u32): u32 {
+  while (keys != 0) {
+    const k = <u32>ctz(keys);
+    keys &= keys - 1;
+    if (wordLen(k) == n && memory.compare(wordAt(k), p, n) == 0) return k;
+  }
+  return NO_WORD;
+}
+
+/**
+ * Read the object at p ('{'), noting where the value of each key in `keys`
+ * lies; other values are skipped (validated). Returns after its '}', or 0:
+ * malformed, a key with escapes (it may spell one of `keys`), or one of
+ * `keys` given twice (JSON.parse keeps the last).
+ */
+function fields(p: usize, end: usize, keys: u32): usize {
+  seen = 0;
+  p = skipSpace(p + 1, end);
+  if (p < end && <u32>load<u8>(p) == RBRACE) return p + 1;
+  while (true) {
+    if (p >= end || <u32>load<u8>(p) != DQUOTE) return 0;
+    const r = skipString(p + 1, end);
+    if (r == 0 || (lowOf(r) & S_ESCAPED) != 0) return 0;
+    const keyStart = p + 1;
+    const keyLen = posOf(r) - 1 - keyStart;
+    p = skipSpace(posOf(r), end);
+    if (p >= end || <u32>load<u8>(p) != COLON) return 0;
+    p = skipSpace(p + 1, end);
+    if (p >= end) return 0;
+    const start = p;
+    const c = <u32>load<u8>(p);
+    let kind = V_OTHER;
+    let flags: u32 = 0;
+    if (c == DQUOTE) {
+      const s = skipString(p + 1, end);
+      if (s == 0) return 0;
+      p = posOf(s);
+      kind = V_STRING;
+      flags = lowOf(s);
+    } else {
+      p = skipValue(p, end);
+      if (p == 0) return 0;
+      if (c == LBRACE) kind = V_OBJECT;
+      else if (c == LBRACKET) kind = V_ARRAY;
+      else if (c == LOW_N) kind = V_NULL;
+    }
+    const k = keyId(keyStart, keyLen, keys);
+    if (k != NO_WORD) {
+      if (has(k)) return 0;
+      seen |= bit(k);
+      const slot = SLOTS + (<usize>k << 4);
+      store<u32>(slot, <u32>start);
+      store<u32>(slot, <u32>p, 4);
+      store<u32>(slot, kind, 8);
+      store<u32>(slot, flags, 12);
+    }
+    p = skipSpace(p, end);
+    if (p >= end) return 0;
+    const d = <u32>load<u8>(p);
+    if (d == RBRACE) return p + 1;
+    if (d != COMMA) return 0;
+    p = skipSpace(p + 1, end);
+  }
+}
+
+/** Whether the string token [start, end) is exactly word w (no escapes, so its bytes are its text). */
+function tokenIs(start: usize, end: usize, w: u32): bool {
+  const n = end - start - 2;
+  return wordLen(w) == n && memory.compare(wordAt(w), start + 1, n) == 0;
+}
+
+// ---- Per-call and per-line state ---------------------------------------------
+let outBase: usize = 0;
+let outCap: usize = 0;
+let outLen: usize = 0;
+let needed: usize = 0;
+let prefixTable: usize = 0;
+let prefixCount: u32 = 0;
+let scanTexts = true;
+let createdAt: usize = 0;
+let createdAtLen: usize = 0;
+
+// The line's ids, as content bytes of string tokens without escapes.
+let threadAt: usize = 0;
+let threadLen: usize = 0;
+let nameAt: usize = 0; // 0: "unknown"
+let nameLen: usize = 0;
+let callAt: usize = 0;
+let callLen: usize = 0;
+let idAt: usize = 0; // 0: no occurrence id
+let idLen: usize = 0;
+let lineRejected: u32 = 0;
+
+// Per-line scratch, laid out from `work` by startLine.
+let walkOut: usize = 0;
+let compact: usize = 0; // a data entry's JSON text (MAX_REF_BYTES + slack)
+let keyStack: usize = 0;
+let unescaped: usize = 0; // texts with escapes, decoded one after another
+let unescapedUsed: usize = 0;
+let entries: usize = 0;
+let entryCount: u32 = 0;
+let entryCap: u32 = 0;
+let table: usize = 0;
+let tableMask: u32 = 0;
+let tableMax: u32 = 0;
+let pairs: usize = 0; // scan output; everything after it is free
+let pairsCap: usize = 0;
+
+const ENTRY: usize = 24; // u32 ref, length, type word, mime (token start, 0: none), mime token length, hash
+const KEY_STACK_CAP: u32 = 4096;
+const KEY_LEVELS: u32 = 64;
+// Per open container of a payload: where its keys start on the key stack, and whether it is an object.
+const LEVELS: usize = memory.data(<i32>KEY_LEVELS * 4, 4);
+const OBJECT_LEVELS: usize = memory.data(<i32>KEY_LEVELS);
+
+@inline function align16(p: usize): usize {
+  return (p + 15) & ~(<usize>15);
+}
+
+/** Room from the arena base to `end`; false when memory cannot grow. */
+@inline function room(end: usize): bool {
+  return reserve(end - arenaBase()) != 0;
+}
+
+/** Lay out the scratch of a line of `len` bytes from `work`; false without memory. */
+function startLine(work: usize, len: usize): bool {
+  walkOut = align16(work);
+  compact = walkOut + WALK_OUT;
+  keyStack = align16(compact + MAX_REF_BYTES + SLACK);
+  unescaped = align16(keyStack + (<usize>KEY_STACK_CAP << 3)) + 16;
+  unescapedUsed = 0;
+  // Every entry holds a distinct reference of at least 3 bytes of the line
+  // (a string token, or a scanner match inside one): len / 3 + 2 bound them.
+  entryCap = <u32>(len / 3) + 2;
+  entries = align16(unescaped + len + SLACK);
+  entryCount = 0;
+  table = align16(entries + <usize>entryCap * ENTRY);
+  tableMax = 64;
+  while (tableMax < entryCap * 2) tableMax <<= 1;
+  tableMask = 63;
+  pairs = align16(table + (<usize>tableMax << 2));
+  pairsCap = 0;
+  lineRejected = 0;
+  if (!room(pairs + 64)) return false;
+  memory.fill(table, 0, 64 << 2);
+  return true;
+}
+
+// ---- Entries -----------------------------------------------------------------
+const HASH_MUL: u64 = 0x9e3779b97f4a7c15;
+
+function hashBytes(p: usize, n: usize): u32 {
+  let h = <u64>n * HASH_MUL;
+  let r = n;
+  while (r >= 8) {
+    h = (h ^ load<u64>(p)) * HASH_MUL;
+    p += 8;
+    r -= 8;
+  }
+  for (let i: usize = 0; i < r; i++) h = (h ^ <u64>load<u8>(p + i)) * HASH_MUL;
+  return <u32>(h >>> 32);
+}
+
+function insert(index: u32, h: u32): void {
+  let slot = h & tableMask;
+  while (load<u32>(table + (<usize>slot << 2)) != 0) slot = (slot + 1) & tableMask;
+  store<u32>(table + (<usize>slot << 2), index + 1);
+}
+
+/**
+ * Take a reference unless the line has it already (src/extract.ts's Entries:
+ * the first occurrence keeps its place). `mime` is a string token (0: none).
+ * False when the line has more entries than room (left to the host).
+ */
+function add(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool {
+  const h = hashBytes(ref, n);
+  let slot = h & tableMask;
+  while (true) {
+    const v = load<u32>(table + (<usize>slot << 2));
+    if (v == 0) break;
+    const e = entries + <usize>(v - 1) * ENTRY;
+    if (load<u32>(e, 20) == h && <usize>load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), ref, n) == 0) return true;
+    slot = (slot + 1) & tableMask;
+  }
+  if (entryCount == entryCap) return false;
+  const e = entries + <usize>entryCount * ENTRY;
+  store<u32>(e, <u32>ref);
+  store<u32>(e, <u32>n, 4);
+  store<u32>(e, type, 8);
+  store<u32>(e, <u32>mime, 12);
+  store<u32>(e, <u32>mimeLen, 16);
+  store<u32>(e, h, 20);
+  store<u32>(table + (<usize>slot << 2), entryCount + 1);
+  entryCount++;
+  if (entryCount * 2 > tableMask + 1 && tableMask + 1 < tableMax) {
+    // Grow at half load: clear the doubled table and insert everything again.
+    tableMask = (tableMask << 1) | 1;
+    memory.fill(table, 0, (<usize>tableMask + 1) << 2);
+    for (let i: u32 = 0; i < entryCount; i++) insert(i, load<u32>(entries + <usize>i * ENTRY, 20));
+  }
+  return true;
+}
+
+// ---- Texts -------------------------------------------------------------------
+/** Write code point cp as UTF-8 at d; returns the end. */
+function putUtf8(d: usize, cp: u32): usize {
+  if (cp < 0x80) {
+    store<u8>(d, <u8>cp);
+    return d + 1;
+  }
+  if (cp < 0x800) {
+    store<u8>(d, <u8>(0xc0 | (cp >> 6)));
+    store<u8>(d + 1, <u8>(0x80 | (cp & 0x3f)));
+    return d + 2;
+  }
+  if (cp < 0x10000) {
+    store<u8>(d, <u8>(0xe0 | (cp >> 12)));
+    store<u8>(d + 1, <u8>(0x80 | ((cp >> 6) & 0x3f)));
+    store<u8>(d + 2, <u8>(0x80 | (cp & 0x3f)));
+    return d + 3;
+  }
+  store<u8>(d, <u8>(0xf0 | (cp >> 18)));
+  store<u8>(d + 1, <u8>(0x80 | ((cp >> 12) & 0x3f)));
+  store<u8>(d + 2, <u8>(0x80 | ((cp >> 6) & 0x3f)));
+  store<u8>(d + 3, <u8>(0x80 | (cp & 0x3f)));
+  return d + 4;
+}
+
+/** The first `byte` in [p, end), or end. */
+@inline function findByte(p: usize, end: usize, byte: u32): usize {
+  const needle = i8x16.splat(<i8>byte);
+  while (p + 16 <= end) {
+    const m = i8x16.bitmask(i8x16.eq(v128.load(p), needle));
+    if (m != 0) return p + <usize>ctz(m);
+    p += 16;
+  }
+  while (p < end && <u32>load<u8>(p) != byte) p++;
+  return p;
+}
+
+/**
+ * Decode the string content [p, end) (validated by skipString) to UTF-8 at d:
+ * the text the host's JSON.parse and TextEncoder would give. Returns the end,
+ * or 0 for a lone surrogate (the host's TextEncoder writes U+FFFD for it, while
+ * its references keep the surrogate: not for this kernel).
+ */
+function unescapeTo(p: usize, end: usize, d: usize): usize {
+  while (p < end) {
+    const q = findByte(p, end, BACKSLASH);
+    memory.copy(d, p, q - p);
+    d += q - p;
+    if (q == end) break;
+    const r = decodeEscape(q, end);
+    const cp = lowOf(r);
+    if ((cp & 0xfffff800) == 0xd800) return 0;
+    d = putUtf8(d, cp);
+    p = posOf(r);
+  }
+  return d;
+}
+
+/** extract.ts's mayBeJson: the first byte after JSON blanks is '{' or '['. */
+function mayBeJson(p: usize, n: usize): bool {
+  const end = p + n;
+  p = skipSpace(p, end);
+  if (p >= end) return false;
+  const c = <u32>load<u8>(p);
+  return c == LBRACE || c == LBRACKET;
+}
+
+/**
+ * A text to scan: the string token [start, end) with its flags. `content`: the
+ * message's string content (the JSON block rule reads it); `payload`: the
+ * result has a structured payload (the mirror rule reads every text). False:
+ * left to the host.
+ */
+function text(start: usize, end: usize, flags: u32, content: bool, payload: bool): bool {
+  let p = start + 1;
+  let n = end - 1 - p;
+  if (flags & S_ESCAPED) {
+    const d = unescaped + unescapedUsed;
+    const e = unescapeTo(p, end - 1, d);
+    if (e == 0) return false;
+    p = d;
+    n = e - d;
+    unescapedUsed += n;
+  }
+  if (content && mayBeJson(p, n)) return false;
+  if (!scanTexts || n == 0) return true;
+  if (payload && mayBeJson(p, n)) return false;
+  const cap = scan_max_pairs(n, prefixTable, prefixCount);
+  if (cap > pairsCap) {
+    if (!room(pairs + (cap << 3) + 64)) return false;
+    pairsCap = cap;
+  }
+  const found = <u32>scan_text(p, n, prefixTable, prefixCount, pairs);
+  for (let i: u32 = 0; i < found; i++) {
+    const a = <usize>load<u32>(pairs + (<usize>i << 3));
+    const b = <usize>load<u32>(pairs + (<usize>i << 3), 4);
+    if (b - a > MAX_REF_BYTES) continue; // extract.ts's withinRefBytes
+    if (!add(W_FILE, p + a, b - a, 0, 0)) return false;
+  }
+  return true;
+}
+
+// ---- Blocks ------------------------------------------------------------------
+/** A string slot without escapes, or not a string: usable. A string with escapes: the host's. */
+@inline function plainOrAbsent(k: u32): bool {
+  return slotKind(k) != V_STRING || (slotFlags(k) & S_ESCAPED) == 0;
+}
+
+/** One content block whose fields were just read. False: left to the host. */
+function block(payload: bool): bool {
+  if (has(K_STRUCTURED)) return false; // a payload source of its own
+  if (slotKind(K_TYPE) != V_STRING) return true;
+  if (!plainOrAbsent(K_TYPE)) return false;
+  const ts = slotStart(K_TYPE);
+  const te = slotEnd(K_TYPE);
+  if (tokenIs(ts, te, K_TEXT)) {
+    return slotKind(K_TEXT) == V_STRING ? text(slotStart(K_TEXT), slotEnd(K_TEXT), slotFlags(K_TEXT), false, payload) : true;
+  }
+  if (tokenIs(ts, te, K_IMAGE_URL)) return false;
+  const isFile = tokenIs(ts, te, W_FILE);
+  if (!isFile && !tokenIs(ts, te, W_IMAGE)) return true;
+  if (has(K_SOURCE_TYPE)) {
+    if (!plainOrAbsent(K_SOURCE_TYPE)) return false;
+    if (slotKind(K_SOURCE_TYPE) != V_STRING || !tokenIs(slotStart(K_SOURCE_TYPE), slotEnd(K_SOURCE_TYPE), K_URL)) return true;
+  }
+  // The url and its mime type: the block's own (mimeType before mime_type),
+  // or else its source object's (mime_type before mimeType).
+  let first = K_MIMETYPE;
+  let second = K_MIME_TYPE;
+  if (slotKind(K_URL) != V_STRING) {
+    if (slotKind(K_SOURCE) != V_OBJECT) return true;
+    if (fields(slotStart(K_SOURCE), slotEnd(K_SOURCE), SOURCE_KEYS) == 0) return false;
+    if (slotKind(K_URL) != V_STRING) return true;
+    first = K_MIME_TYPE;
+    second = K_MIMETYPE;
+  }
+  if (!plainOrAbsent(K_URL)) return false;
+  // An empty mime type is none.
+  const m = slotKind(first) == V_STRING ? first : slotKind(second) == V_STRING ? second : NO_WORD;
+  let mime: usize = 0;
+  let mimeLen: usize = 0;
+  if (m != NO_WORD) {
+    if (!plainOrAbsent(m)) return false;
+    if (slotEnd(m) - slotStart(m) > 2) {
+      mime = slotStart(m);
+      mimeLen = slotEnd(m) - mime;
+    }
+  }
+  const us = slotStart(K_URL);
+  const ue = slotEnd(K_URL);
+  if (walk_gate(us, ue - us, GATE_FILE) != 1) return true;
+  return add(isFile ? W_FILE : W_IMAGE, us + 1, ue - us - 2, mime, mimeLen);
+}
+
+/** The content list [start, end): its blocks in order. False: left to the host. */
+function blocks(start: usize, end: usize, payload: bool): bool {
+  let p = skipSpace(start + 1, end);
+  if (<u32>load<u8>(p) == RBRACKET) return true;
+  while (true) {
+    const c = <u32>load<u8>(p);
+    if (c == DQUOTE) {
+      const r = skipString(p + 1, end);
+      if (!text(p, posOf(r), lowOf(r), false, payload)) return false;
+      p = posOf(r);
+    } else if (c == LBRACE) {
+      const q = fields(p, end, BLOCK_KEYS);
+      if (q == 0 || !block(payload)) return false;
+      p = q;
+    } else {
+      p = skipValue(p, end);
+    }
+    p = skipSpace(p, end);
+    if (<u32>load<u8>(p) != COMMA) return true;
+    p = skipSpace(p + 1, end);
+  }
+}
+
+// ---- The structured payload ------------------------------------------------------
+/**
+ * The payload [start, end) of the result's artifact, in extract.ts's order:
+ * the first mcp_structured_content item's non-null data, or a Python-style
+ * artifact's non-null structured_content. Packed (start, end); 0: none;
+ * 1: left to the host.
+ */
+function payloadOf(start: usize, end: usize, kind: u32): u64 {
+  if (kind == V_OBJECT) {
+    if (fields(start, end, ARTIFACT_KEYS) == 0) return 1;
+    const k = slotKind(K_STRUCTURED_CONTENT);
+    return k == 0 || k == V_NULL ? 0 : pack(slotStart(K_STRUCTURED_CONTENT), <u32>slotEnd(K_STRUCTURED_CONTENT));
+  }
+  if (kind != V_ARRAY) return 0;
+  let p = skipSpace(start + 1, end);
+  if (<u32>load<u8>(p) == RBRACKET) return 0;
+  while (true) {
+    if (<u32>load<u8>(p) == LBRACE) {
+      const q = fields(p, end, ITEM_KEYS);
+      if (q == 0) return 1;
+      if (slotKind(K_TYPE) == V_STRING) {
+        if (!plainOrAbsent(K_TYPE)) return 1;
+        const k = slotKind(K_DATA);
+        if (tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_MCP) && k != 0 && k != V_NULL) return pack(slotStart(K_DATA), <u32>slotEnd(K_DATA));
+      }
+      p = q;
+    } else p = skipValue(p, end);
+    p = skipSpace(p, end);
+    if (<u32>load<u8>(p) != COMMA) return 0;
+    p = skipSpace(p + 1, end);
+  }
+}
+
+const P_HOST: u32 = 1; // escaped, duplicate or integer-like keys, or nested past KEY_LEVELS
+const P_ESCAPES: u32 = 2; // some string has an escape
+const P_ODD_NUMBER: u32 = 4; // a number JSON.stringify writes differently
+
+/** An array index as JSON.parse sees it ("0", or digits without a leading zero): such keys come first in an object. */
+function indexLike(p: usize, n: usize): bool {
+  if (n == 0 || n > 10) return false;
+  if (<u32>load<u8>(p) == ZERO) return n == 1;
+  for (let i: usize = 0; i < n; i++) if (<u32>load<u8>(p + i) - ZERO >= 10) return false;
+  return true;
+}
+
+/** Whether the number token [p, q) is one JSON.stringify writes back unchanged: an integer of at most 15 digits, not -0. */
+function plainNumber(p: usize, q: usize): bool {
+  const neg = <u32>load<u8>(p) == MINUS;
+  const digits = q - p - <usize>neg;
+  if (digits > 15) return false;
+  for (let i = p + <usize>neg; i < q; i++) if (<u32>load<u8>(i) - ZERO >= 10) return false;
+  return !(neg && <u32>load<u8>(p + 1) == ZERO);
+}
+
+/**
+ * Check the payload [start, end) (valid JSON) for what would make the walk of
+ * its raw bytes differ from the walk of JSON.parse's value, and copy its
+ * compact form (blanks dropped) to `compact` while it fits MAX_REF_BYTES + 1.
+ * Returns P_* flags, and the compact length in the high word.
+ */
+function checkPayload(start: usize, end: usize): u64 {
+  let flags: u32 = 0;
+  let depth: u32 = 0;
+  let keys: u32 = 0; // keys on the stack
+  let out = compact;
+  const outEnd = compact + MAX_REF_BYTES + 1;
+  let p = start;
+  let expectKey = false;
+  while (p < end) {
+    const c = <u32>load<u8>(p);
+    if (c == SPACE || c == LF || c == CR || c == TAB) {
+      p++;
+      continue;
+    }
+    let q = p + 1;
+    if (c == DQUOTE) {
+      const r = skipString(p + 1, end);
+      q = posOf(r);
+      if (lowOf(r) & S_ESCAPED) flags |= P_ESCAPES;
+      if (expectKey) {
+        const k = p + 1;
+        const n = q - 1 - k;
+        if (lowOf(r) & S_ESCAPED || indexLike(k, n) || keys == KEY_STACK_CAP) return P_HOST;
+        for (let i = load<u32>(LEVELS + (<usize>(depth - 1) << 2)); i < keys; i++) {
+          const e = keyStack + (<usize>i << 3);
+          if (<usize>load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), k, n) == 0) return P_HOST;
+        }
+        store<u32>(keyStack + (<usize>keys << 3), <u32>k);
+        store<u32>(keyStack + (<usize>keys << 3), <u32>n, 4);
+        keys++;
+        expectKey = false;
+      }
+    } else if (c == MINUS || c - ZERO < 10) {
+      q = posOf(scanNumber(p, end));
+      if (!plainNumber(p, q)) flags |= P_ODD_NUMBER;
+    } else if (c == LBRACE || c == LBRACKET) {
+      if (depth == KEY_LEVELS) return P_HOST;
+      store<u32>(LEVELS + (<usize>depth << 2), keys);
+      store<u8>(OBJECT_LEVELS + <usize>depth, <u8>(c == LBRACE));
+      depth++;
+      expectKey = c == LBRACE;
+    } else if (c == RBRACE || c == RBRACKET) {
+      depth--;
+      keys = load<u32>(LEVELS + (<usize>depth << 2));
+    } else if (c == COMMA) {
+      // A comma inside an object is followed by a key.
+      expectKey = depth > 0 && load<u8>(OBJECT_LEVELS + <usize>(depth - 1)) != 0;
+    } else if (c == LOW_T || c == LOW_N) {
+      q = p + 4;
+    } else if (c == LOW_F) {
+      q = p + 5;
+    }
+    if (out + (q - p) <= outEnd) {
+      memory.copy(out, p, q - p);
+      out += q - p;
+    } else out = outEnd + 1; // too long for a data entry: stop copying
+    p = q;
+  }
+  return pack(out - compact, flags);
+}
+
+
+/** The payload [start, end): its references, or its data entry. False: left to the host. */
+function payload(start: usize, end: usize): bool {
+  const checked = checkPayload(start, end);
+  const flags = lowOf(checked);
+  if (flags & P_HOST) return false;
+  const status = walk_json(start, end - start, walkOut, MAX_WALK_NODES, MAX_WALK_DEPTH);
+  if (status != 0) {
+    lineRejected++;
+    return true;
+  }
+  const refs = load<u32>(walkOut + WALK_REFS);
+  for (let i: u32 = 0; i < refs; i++) {
+    const rec = walkOut + WALK_RECORDS + <usize>i * WALK_RECORD;
+    const kind = load<u32>(rec, 8);
+    if (kind & REC_ESCAPED) return false;
+    if (!add((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
+  }
+  const walkFlags = load<u32>(walkOut + WALK_FLAGS);
+  if ((walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(walkOut + WALK_COMPACT) <= MAX_REF_BYTES) {
+    // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.
+    if (flags & (P_ESCAPES | P_ODD_NUMBER)) return false;
+    const n = posOf(checked);
+    if (n <= MAX_REF_BYTES && !add(K_DATA, compact, n, 0, 0)) return false;
+  }
+  return true;
+}
+
+// ---- Output --------------------------------------------------------------------
+/** The first byte in [p, end) JSON.stringify escapes (a control, '"' or '\'), or end. Non-ASCII bytes are written as they are. */
+@inline function plainJsonEnd(p: usize, end: usize): usize {
+  const quote = i8x16.splat(<i8>DQUOTE);
+  const bslash = i8x16.splat(<i8>BACKSLASH);
+  const ctl = i8x16.splat(<i8>SPACE);
+  while (p + 16 <= end) {
+    const v = v128.load(p);
+    const m = i8x16.bitmask(v128.or(i8x16.lt_u(v, ctl), v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash))));
+    if (m != 0) return p + <usize>ctz(m);
+    p += 16;
+  }
+  while (p < end) {
+    const c = <u32>load<u8>(p);
+    if (c < SPACE || c == DQUOTE || c == BACKSLASH) break;
+    p++;
+  }
+  return p;
+}
+
+/** A control character's short escape letter (\b \t \n \f \r), or 0: written \u00XX. */
+@inline function shortEscape(c: u32): u32 {
+  if (c == 0x08) return 0x62;
+  if (c == TAB) return LOW_T;
+  if (c == LF) return LOW_N;
+  if (c == FF) return LOW_F;
+  if (c == CR) return 0x72;
+  return 0;
+}
+
+/** Bytes JSON.stringify writes for the n UTF-8 bytes at p (valid, no lone surrogates), quotes included. */
+function jsonLen(p: usize, n: usize): usize {
+  const end = p + n;
+  let len = n + 2;
+  while (true) {
+    p = plainJsonEnd(p, end);
+    if (p >= end) return len;
+    const c = <u32>load<u8>(p);
+    len += c >= SPACE || shortEscape(c) != 0 ? 1 : 5;
+    p++;
+  }
+}
+
+/** Write them at d; returns the end. */
+function putJson(d: usize, p: usize, n: usize): usize {
+  const end = p + n;
+  store<u8>(d++, <u8>DQUOTE);
+  while (true) {
+    const q = plainJsonEnd(p, end);
+    memory.copy(d, p, q - p);
+    d += q - p;
+    if (q >= end) break;
+    const c = <u32>load<u8>(q);
+    store<u8>(d++, <u8>BACKSLASH);
+    const e = c >= SPACE ? c : shortEscape(c);
+    if (e != 0) store<u8>(d++, <u8>e);
+    else {
+      // \u00XX, lower-case hex as JSON.stringify writes it
+      store<u32>(d, 0x30303075); // "u00" then a placeholder
+      store<u8>(d + 3, <u8>(c < 0x10 ? ZERO : ZERO + 1));
+      const low = c & 0xf;
+      store<u8>(d + 4, <u8>(low < 10 ? ZERO + low : 0x61 + low - 10));
+      d += 5;
+    }
+    p = q + 1;
+  }
+  store<u8>(d++, <u8>DQUOTE);
+  return d;
+}
+
+@inline function isSeparator(c: u32): bool {
+  return c == SLASH || c == BACKSLASH;
+}
+
+/** types.ts's displayName on UTF-8 bytes (its delimiters are all ASCII): (start, length) packed. */
+function displayOf(p: usize, n: usize): u64 {
+  let end = n;
+  for (let i: usize = 0; i < n; i++) {
+    const c = <u32>load<u8>(p + i);
+    if (c == QUESTION || c == HASH) {
+      end = i;
+      break;
+    }
+  }
+  while (end > 0 && isSeparator(load<u8>(p + end - 1))) end--;
+  let start = end;
+  while (start > 0 && !isSeparator(load<u8>(p + start - 1))) start--;
+  if (start == end || (<u32>load<u8>(p + end - 1) == COLON && isScheme(p + start, end - start))) return pack(p, <u32>n);
+  return pack(p + start, <u32>(end - start));
+}
+
+/** /^[a-z][a-z0-9+.-]*:$/i */
+function isScheme(p: usize, n: usize): bool {
+  if (<u32>(load<u8>(p) | 0x20) - 0x61 >= 26) return false;
+  for (let i: usize = 1; i + 1 < n; i++) {
+    const c = <u32>load<u8>(p + i);
+    const alnum = (c | 0x20) - 0x61 < 26 || c - ZERO < 10;
+    if (!alnum && c != 0x2b && c != MINUS && c != 0x2e) return false;
+  }
+  return true;
+}
+
+@inline function putWord(d: usize, w: u32): usize {
+  const n = wordLen(w);
+  memory.copy(d, wordAt(w), n);
+  return d + n;
+}
+
+/** The display name's JSON length of entry e (a data entry's is the tool name and " structured result"). */
+function displayJsonLen(e: usize): usize {
+  if (load<u32>(e, 8) == K_DATA) return nameLen + wordLen(W_STRUCTURED_RESULT) + 2;
+  const d = displayOf(<usize>load<u32>(e), <usize>load<u32>(e, 4));
+  return jsonLen(posOf(d), <usize>lowOf(d));
+}
+
+/**
+ * Hash the line's handles and write its entries, as src/batch/format.ts's
+ * jsonLines writes them. L_FULL (and `needed`) when the output room is short.
+ */
+function emit(): u32 {
+  const n = entryCount;
+  if (n == 0) return L_DONE;
+  // Handle texts (hash.ts's handleText): thread:call:0:<ordinal>[:<message id>]
+  const pre = align16(pairs + (pairsCap << 3) + 64);
+  let d = pre;
+  memory.copy(d, threadAt, threadLen);
+  d += threadLen;
+  store<u8>(d++, <u8>COLON);
+  memory.copy(d, callAt, callLen);
+  d += callLen;
+  store<u32>(d, 0x3a303a); // ":0:"
+  d += 3;
+  const preLen = d - pre;
+  const suf = align16(d + 16);
+  let s = suf;
+  if (hasId) {
+    store<u8>(s++, <u8>COLON);
+    memory.copy(s, idAt, idLen);
+    s += idLen;
+  }
+  const sufLen = s - suf;
+  const handleTable = align16(s + 16);
+  const hex = handleTable + (<usize>n << 3);
+  const texts = align16(hex + <usize>n * HANDLE_HEX + 16);
+  if (!room(texts + <usize>n * (preLen + sufLen + 10) + 32)) return L_HOST;
+  sha256_counter_texts(pre, preLen, suf, sufLen, n, texts, handleTable);
+  sha256_batch_hex(handleTable, n, hex, HANDLE_HEX, HANDLE_HEX);
+
+  const fixed =
+    wordLen(W_HEAD) + threadLen + wordLen(W_HANDLE) + HANDLE_HEX + wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen +
+    wordLen(W_TYPE) + wordLen(W_DISPLAY) + wordLen(W_REF) + wordLen(W_CREATED) + createdAtLen + wordLen(W_END);
+  let total: usize = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const e = entries + <usize>i * ENTRY;
+    const type = load<u32>(e, 8);
+    total += fixed + wordLen(type) + displayJsonLen(e) + jsonLen(<usize>load<u32>(e), <usize>load<u32>(e, 4));
+    if (load<u32>(e, 12) != 0) total += wordLen(W_MIME) + <usize>load<u32>(e, 16);
+  }
+  if (outLen + total > outCap) {
+    needed = total;
+    return L_FULL;
+  }
+  let o = outBase + outLen;
+  for (let i: u32 = 0; i < n; i++) {
+    const e = entries + <usize>i * ENTRY;
+    const ref = <usize>load<u32>(e);
+    const refLen = <usize>load<u32>(e, 4);
+    const type = load<u32>(e, 8);
+    o = putWord(o, W_HEAD);
+    memory.copy(o, threadAt, threadLen);
+    o = putWord(o + threadLen, W_HANDLE);
+    memory.copy(o, hex + <usize>i * HANDLE_HEX, HANDLE_HEX);
+    o = putWord(o + HANDLE_HEX, W_TOOL_NAME);
+    memory.copy(o, nameAt, nameLen);
+    o = putWord(o + nameLen, W_TOOL_CALL);
+    memory.copy(o, callAt, callLen);
+    o = putWord(o + callLen, W_TYPE);
+    o = putWord(o, type);
+    o = putWord(o, W_DISPLAY);
+    if (type == K_DATA) {
+      store<u8>(o++, <u8>DQUOTE);
+      memory.copy(o, nameAt, nameLen);
+      o = putWord(o + nameLen, W_STRUCTURED_RESULT);
+      store<u8>(o++, <u8>DQUOTE);
+    } else {
+      const dn = displayOf(ref, refLen);
+      o = putJson(o, posOf(dn), <usize>lowOf(dn));
+    }
+    o = putWord(o, W_REF);
+    o = putJson(o, ref, refLen);
+    const mime = <usize>load<u32>(e, 12);
+    if (mime != 0) {
+      o = putWord(o, W_MIME);
+      const mimeLen = <usize>load<u32>(e, 16);
+      memory.copy(o, mime, mimeLen);
+      o += mimeLen;
+    }
+    o = putWord(o, W_CREATED);
+    memory.copy(o, createdAt, createdAtLen);
+    o = putWord(o + createdAtLen, W_END);
+  }
+  outLen = o - outBase;
+  return L_DONE;
+}
+
+// ---- Lines -------------------------------------------------------------------
+let hasId = false;
+
+/** One line [start, end), newline excluded: its outcome (L_*). */
+function line(start: usize, end: usize, work: usize): u32 {
+  entryCount = 0;
+  lineRejected = 0;
+  // Blank as String.prototype.trim sees it (other Unicode blanks go to the host).
+  let p = start;
+  while (p < end) {
+    const c = <u32>load<u8>(p);
+    if (c != SPACE && c != TAB && c != CR && c != VT && c != FF) break;
+    p++;
+  }
+  if (p == end) return L_BLANK;
+  p = skipSpace(start, end);
+  let q = end;
+  while (q > p) {
+    const c = <u32>load<u8>(q - 1);
+    if (c != SPACE && c != TAB && c != CR) break;
+    q--;
+  }
+  if (<u32>load<u8>(p) != LBRACE || fields(p, q, TOP_KEYS) != q || (seen & LEFT_TO_HOST) != 0) return L_HOST;
+  // items.ts's itemFromLine: a thread id, then the message (wrapped or the line itself).
+  if (slotKind(K_THREAD_ID) != V_STRING || !plainOrAbsent(K_THREAD_ID)) return L_HOST;
+  threadAt = slotStart(K_THREAD_ID) + 1;
+  threadLen = slotEnd(K_THREAD_ID) - threadAt - 1;
+  if (threadLen == 0) return L_HOST;
+  if (has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
+    if (slotKind(K_MESSAGE) != V_OBJECT) return L_HOST;
+    const me = slotEnd(K_MESSAGE);
+    if (fields(slotStart(K_MESSAGE), me, MESSAGE_KEYS) != me || (seen & LEFT_TO_HOST) != 0) return L_HOST;
+  }
+  // isToolMessage
+  if (has(K_TYPE)) {
+    if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
+    if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) return L_SKIPPED;
+  } else if (slotKind(K_TOOL_CALL_ID) != V_STRING) return L_SKIPPED;
+  // extractArtifacts
+  if (!plainOrAbsent(K_STATUS) || !plainOrAbsent(K_NAME) || !plainOrAbsent(K_TOOL_CALL_ID) || !plainOrAbsent(K_ID)) return L_HOST;
+  if (slotKind(K_STATUS) == V_STRING && tokenIs(slotStart(K_STATUS), slotEnd(K_STATUS), W_ERROR)) return L_DONE;
+  if (slotKind(K_NAME) == V_STRING && slotEnd(K_NAME) - slotStart(K_NAME) > 2) {
+    nameAt = slotStart(K_NAME) + 1;
+    nameLen = slotEnd(K_NAME) - nameAt - 1;
+  } else {
+    nameAt = wordAt(W_UNKNOWN);
+    nameLen = wordLen(W_UNKNOWN);
+  }
+  callLen = 0;
+  callAt = nameAt; // any readable address: nothing is copied from it
+  if (slotKind(K_TOOL_CALL_ID) == V_STRING) {
+    callAt = slotStart(K_TOOL_CALL_ID) + 1;
+    callLen = slotEnd(K_TOOL_CALL_ID) - callAt - 1;
+  }
+  hasId = slotKind(K_ID) == V_STRING;
+  if (hasId) {
+    idAt = slotStart(K_ID) + 1;
+    idLen = slotEnd(K_ID) - idAt - 1;
+  }
+  const contentKind = slotKind(K_CONTENT);
+  const contentStart = slotStart(K_CONTENT);
+  const contentEnd = slotEnd(K_CONTENT);
+  const contentFlags = slotFlags(K_CONTENT);
+  const artifactKind = slotKind(K_ARTIFACT);
+  const artifactStart = slotStart(K_ARTIFACT);
+  const artifactEnd = slotEnd(K_ARTIFACT);
+  if (!startLine(work, end - start)) return L_HOST;
+  let withPayload = false;
+  if (artifactKind == V_OBJECT || artifactKind == V_ARRAY) {
+    const found = payloadOf(artifactStart, artifactEnd, artifactKind);
+    if (found == 1) return L_HOST;
+    if (found != 0) {
+      withPayload = true;
+      if (!payload(posOf(found), <usize>lowOf(found))) return L_HOST;
+    }
+  }
+  if (contentKind == V_STRING) {
+    if (!text(contentStart, contentEnd, contentFlags, true, withPayload)) return L_HOST;
+  } else if (contentKind == V_ARRAY) {
+    if (!blocks(contentStart, contentEnd, withPayload)) return L_HOST;
+  }
+  return emit();
+}
+
+/**
+ * Scan the JSON lines in `len` bytes at `input` (80 readable bytes after
+ * them) until the end, a line left to the host, or a line whose output does
+ * not fit: entries as JSON lines at `out` (room: `cap` bytes), scratch from
+ * `work` on (grown as needed). `prefixes`: the scanner's prefix table of
+ * `count` entries; `flags`: FLAG_TEXT; `created`: the created_at JSON string
+ * token. Counters and the stop reason go to `stats` (layout above). Returns
+ * the bytes consumed: the start of the line it stopped at.
+ */
+export function lines_scan(input: usize, len: usize, out: usize, cap: usize, work: usize, prefixes: usize, count: u32, flags: u32, created: usize, createdLen: usize, stats: usize): usize {
+  outBase = out;
+  outCap = cap;
+  outLen = 0;
+  needed = 0;
+  prefixTable = prefixes;
+  prefixCount = count;
+  scanTexts = (flags & FLAG_TEXT) != 0;
+  createdAt = created;
+  createdAtLen = createdLen;
+  let lines: u32 = 0;
+  let found: u32 = 0;
+  let rejected: u32 = 0;
+  let skipped: u32 = 0;
+  let stop = STOP_END;
+  const end = input + len;
+  let p = input;
+  while (p < end) {
+    const nl = findByte(p, end, LF);
+    const r = line(p, nl, work);
+    if (r == L_HOST) {
+      stop = STOP_LINE;
+      break;
+    }
+    if (r == L_FULL) {
+      stop = STOP_FULL;
+      break;
+    }
+    lines++;
+    if (r == L_SKIPPED) skipped++;
+    else if (r == L_DONE) {
+      found += entryCount;
+      rejected += lineRejected;
+    }
+    p = nl < end ? nl + 1 : end;
+  }
+  store<u32>(stats + STAT_LINES, lines);
+  store<u32>(stats + STAT_ENTRIES, found);
+  store<u32>(stats + STAT_REJECTED, rejected);
+  store<u32>(stats + STAT_SKIPPED, skipped);
+  store<u32>(stats + STAT_OUTPUT, <u32>outLen);
+  store<u32>(stats + STAT_STOP, stop);
+  store<u32>(stats + STAT_NEEDED, <u32>needed);
+  return p - input;
+}
