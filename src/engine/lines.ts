@@ -32,9 +32,10 @@ export interface EngineLines {
   rejected: number;
   skipped: number;
   /**
-   * In input order: the engine's output (bytes, a copy) and the lines left
-   * to the caller (byte range of the line without its newline, and its
-   * 1-based number in the chunk).
+   * In input order: the engine's output (a view into a buffer this module
+   * reuses: valid until the next call) and the lines left to the caller
+   * (byte range of the line without its newline, and its 1-based number in
+   * the chunk).
    */
   pieces: (Uint8Array | { start: number; end: number; line: number })[];
 }
@@ -43,7 +44,6 @@ const OP = "scanLines";
 // Readable room after the input: the scanner reads past a text's end (see scan.ts).
 const SLACK = 96;
 const STATS_BYTES = 32;
-const STOP_END = 0;
 const STOP_LINE = 1;
 const STOP_FULL = 2;
 const FLAG_TEXT = 1;
@@ -51,6 +51,22 @@ const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
 
 const align16 = (n: number) => (n + 15) & ~15;
+
+// The engine's output, copied out of engine memory before the caller's own
+// scans reuse the arena; kept and grown, so that a chunk costs a copy and no
+// fresh allocation.
+let held = new Uint8Array(1 << 20);
+let heldBytes = 0;
+
+function hold(view: Uint8Array, from: number, bytes: number): void {
+  if (heldBytes + bytes > held.byteLength) {
+    const grown = new Uint8Array(Math.max(2 * held.byteLength, heldBytes + bytes));
+    grown.set(held.subarray(0, heldBytes));
+    held = grown;
+  }
+  held.set(view.subarray(from, from + bytes), heldBytes);
+  heldBytes += bytes;
+}
 
 /**
  * Scan the JSON lines of `bytes` in the engine. Throws like any engine call
@@ -67,41 +83,58 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
   // Room for about as much output as input: most chunks need one run.
   let cap = align16(Math.max(len, 1 << 16));
   reserve(out + cap - base + (1 << 16), OP);
-  let view = memoryView();
-  view.set(bytes, base);
+  memoryView().set(bytes, base);
   const { count } = writePrefixTable(table, options);
-  view.set(created, createdAt);
+  memoryView().set(created, createdAt);
   const flags = (options.detectRefsInText ?? true) ? FLAG_TEXT : 0;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, len);
 
+  // Runs write their output one after another from `out`; `used` of the room
+  // is taken. Where a line is left to the caller, the output so far is cut.
+  const cuts: ({ to: number } | { start: number; end: number; line: number })[] = [];
   const result: EngineLines = { lines: 0, entries: 0, rejected: 0, skipped: 0, pieces: [] };
+  heldBytes = 0;
+  let used = 0;
   let at = 0;
   let lineNo = 0;
   while (at < len) {
     const work = align16(out + cap);
     const consumed = runEngine(OP, len, (e) =>
-      (e as LineExports).lines_scan(base + at, len - at, out, cap, work, table, count, flags, createdAt, created.length, stats),
+      (e as LineExports).lines_scan(base + at, len - at, out + used, cap - used, work, table, count, flags, createdAt, created.length, stats),
     );
-    view = memoryView(); // the kernel may have grown memory
-    const s = new Uint32Array(view.buffer, stats, 7);
-    const [lines, entries, rejected, skipped, outBytes, stop, needed] = s;
+    const view = memoryView(); // the kernel may have grown memory
+    const [lines, entries, rejected, skipped, outBytes, stop, needed] = new Uint32Array(view.buffer, stats, 7);
     result.lines += lines;
     result.entries += entries;
     result.rejected += rejected;
     result.skipped += skipped;
     lineNo += lines;
     at += consumed;
-    if (outBytes > 0) result.pieces.push(view.slice(out, out + outBytes));
+    used += outBytes;
     if (stop === STOP_LINE) {
       const nl = buf.indexOf(NEWLINE, at);
       const end = nl === -1 ? len : nl;
-      result.pieces.push({ start: at, end, line: ++lineNo });
+      cuts.push({ to: heldBytes + used }, { start: at, end, line: ++lineNo });
       at = end + 1;
-    } else if (stop === STOP_FULL && outBytes === 0) {
-      // One line's output is larger than the room: make room for it.
-      cap = align16(Math.max(2 * cap, needed));
-      reserve(out + cap - base + (1 << 16), OP);
-    } else if (stop === STOP_END) break;
+    } else if (stop === STOP_FULL) {
+      if (used === 0) {
+        // One line's output is larger than the room: make room for it.
+        cap = align16(Math.max(2 * cap, needed));
+        reserve(out + cap - base + (1 << 16), OP);
+      } else {
+        hold(view, out, used);
+        used = 0;
+      }
+    } else break;
   }
+  hold(memoryView(), out, used);
+  let from = 0;
+  for (const cut of cuts) {
+    if ("to" in cut) {
+      if (cut.to > from) result.pieces.push(held.subarray(from, cut.to));
+      from = cut.to;
+    } else result.pieces.push(cut);
+  }
+  if (heldBytes > from) result.pieces.push(held.subarray(from, heldBytes));
   return result;
 }
