@@ -12,15 +12,15 @@
 // side). So the kernel takes only lines whose meaning it can read without
 // doubt, and leaves every other line to the host (status LINE), which runs
 // the TypeScript path on it. It leaves, among others: lines that are not one
-// JSON object, not valid UTF-8, or that carry lc/kwargs (LangChain serialized
-// form), threadId, call_index or callIndex; a missing or odd thread_id; keys
-// with escapes or read keys given twice (JSON.parse keeps the last); ids,
-// names, types or URLs with escapes; string content that may be JSON (the JSON
-// block rule); texts that may mirror a structured payload; blocks with
-// structuredContent and image_url blocks; texts with
-// lone surrogate escapes; payloads with escaped, duplicate or integer-like
-// keys (JSON.parse reorders those), or, when they become a `data` entry, with
-// escapes or numbers JSON.stringify would write differently.
+// JSON object, or not valid UTF-8; lines with threadId, call_index or
+// callIndex, or with lc/kwargs other than in LangChain's exact serialized
+// form; a missing or odd thread_id; keys with escapes, and read keys given
+// twice (JSON.parse keeps the last); ids, names, types or URLs with escapes;
+// string content that may be JSON (the JSON block rule); texts that may
+// mirror a structured payload; blocks with structuredContent, and image_url
+// blocks; texts with lone surrogate escapes; payloads with escaped, duplicate
+// or integer-like keys (JSON.parse reorders those), or, when they become a
+// `data` entry, with escapes or numbers JSON.stringify would write differently.
 //
 // The rules themselves are DESIGN §4's, as src/extract.ts applies them; the
 // gates, the free-text scanner, the bounded walk and the handle hash are the
@@ -76,10 +76,12 @@ const WORDS = memory.data<u8>([
   34, 58, 34, 34, 44, 34, 99, 97, 108, 108, 95, 105, 110, 100, 101, 120, 34, 58, 48, 44, 34, 97, 114, 116,
   105, 102, 97, 99, 116, 95, 116, 121, 112, 101, 34, 58, 34, 34, 44, 34, 100, 105, 115, 112, 108, 97, 121, 95,
   110, 97, 109, 101, 34, 58, 44, 34, 114, 101, 97, 108, 95, 114, 101, 102, 34, 58, 44, 34, 109, 105, 109, 101,
-  95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10,
+  95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10, 99,
+  111, 110, 115, 116, 114, 117, 99, 116, 111, 114, 84, 111, 111, 108, 77, 101, 115, 115, 97, 103, 101, 84, 111, 111,
+  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107,
 ]);
-const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405]);
-const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2]);
+const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429]);
+const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16]);
 
 // Keys (ids 0..23, one bit each in a key set).
 const K_THREAD_ID: u32 = 0;
@@ -126,6 +128,9 @@ const W_REF: u32 = 38;
 const W_MIME: u32 = 39;
 const W_CREATED: u32 = 40;
 const W_END: u32 = 41; // }\n
+const W_CONSTRUCTOR: u32 = 42;
+const W_TOOL_MESSAGE: u32 = 43;
+const W_TOOL_MESSAGE_CHUNK: u32 = 44;
 
 @inline function wordAt(w: u32): usize {
   return WORDS + <usize>load<u16>(WORD_AT + (<usize>w << 1));
@@ -145,7 +150,7 @@ const BLOCK_KEYS: u32 = bit(K_TYPE) | bit(K_TEXT) | bit(K_URL) | bit(K_MIMETYPE)
 const SOURCE_KEYS: u32 = bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE);
 const ITEM_KEYS: u32 = bit(K_TYPE) | bit(K_DATA);
 const ARTIFACT_KEYS: u32 = bit(K_STRUCTURED_CONTENT);
-const LEFT_TO_HOST: u32 = bit(K_LC) | bit(K_KWARGS) | bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
+const LEFT_TO_HOST: u32 = bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
 const NO_WORD: u32 = 0xffffffff;
 
 // ---- ABI (mirrored in src/engine/lines.ts) -----------------------------------
@@ -1060,6 +1065,37 @@ function emit(): u32 {
 // ---- Lines -------------------------------------------------------------------
 let hasId = false;
 
+// What the object whose fields were just read is (items.ts's serializedClass):
+const F_PLAIN: u32 = 0; // no lc, no kwargs: a plain message (or a wrapper)
+const F_TOOL_CLASS: u32 = 1; // {lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs: {...}}
+const F_OTHER_CLASS: u32 = 2; // the same for another class: not a tool result
+const F_HOST: u32 = 3; // lc or kwargs, but not that exact form
+
+function serializedForm(): u32 {
+  if (!has(K_LC) && !has(K_KWARGS)) return F_PLAIN;
+  // lc is the number 1 written as "1" (JSON.parse reads 1.0 as 1 too: the host's call).
+  if (slotKind(K_LC) != V_OTHER || slotEnd(K_LC) - slotStart(K_LC) != 1 || <u32>load<u8>(slotStart(K_LC)) != ZERO + 1) return F_HOST;
+  if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE) || !tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_CONSTRUCTOR)) return F_HOST;
+  if (slotKind(K_ID) != V_ARRAY || slotKind(K_KWARGS) != V_OBJECT) return F_HOST;
+  // The class is the id list's last item.
+  const end = slotEnd(K_ID);
+  let p = skipSpace(slotStart(K_ID) + 1, end);
+  let last: usize = 0;
+  let lastEnd: usize = 0;
+  while (<u32>load<u8>(p) != RBRACKET) {
+    last = p;
+    if (<u32>load<u8>(p) == DQUOTE) {
+      const r = skipString(p + 1, end);
+      if (lowOf(r) & S_ESCAPED) return F_HOST;
+      lastEnd = posOf(r);
+    } else lastEnd = 0;
+    p = skipSpace(lastEnd != 0 ? lastEnd : skipValue(p, end), end);
+    if (<u32>load<u8>(p) == COMMA) p = skipSpace(p + 1, end);
+  }
+  if (lastEnd == 0) return F_HOST; // empty, or not a string: not the serialized form
+  return tokenIs(last, lastEnd, W_TOOL_MESSAGE) || tokenIs(last, lastEnd, W_TOOL_MESSAGE_CHUNK) ? F_TOOL_CLASS : F_OTHER_CLASS;
+}
+
 /** One line [start, end), newline excluded: its outcome (L_*). */
 function line(start: usize, end: usize, work: usize): u32 {
   entryCount = 0;
@@ -1080,18 +1116,27 @@ function line(start: usize, end: usize, work: usize): u32 {
     q--;
   }
   if (<u32>load<u8>(p) != LBRACE || fields(p, q, TOP_KEYS) != q || (seen & LEFT_TO_HOST) != 0) return L_HOST;
-  // items.ts's itemFromLine: a thread id, then the message (wrapped or the line itself).
+  // items.ts's itemFromLine: a thread id, then the message: the line itself,
+  // its `message`, or either in LangChain's serialized form.
   if (slotKind(K_THREAD_ID) != V_STRING || !plainOrAbsent(K_THREAD_ID)) return L_HOST;
   threadAt = slotStart(K_THREAD_ID) + 1;
   threadLen = slotEnd(K_THREAD_ID) - threadAt - 1;
   if (threadLen == 0) return L_HOST;
-  if (has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
+  let form = serializedForm();
+  if (form == F_PLAIN && has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
     if (slotKind(K_MESSAGE) != V_OBJECT) return L_HOST;
     const me = slotEnd(K_MESSAGE);
-    if (fields(slotStart(K_MESSAGE), me, MESSAGE_KEYS) != me || (seen & LEFT_TO_HOST) != 0) return L_HOST;
+    if (fields(slotStart(K_MESSAGE), me, MESSAGE_KEYS) != me) return L_HOST;
+    form = serializedForm();
   }
-  // isToolMessage
-  if (has(K_TYPE)) {
+  if (form == F_HOST) return L_HOST;
+  if (form == F_OTHER_CLASS) return L_SKIPPED;
+  if (form == F_TOOL_CLASS) {
+    // The message's fields are its kwargs (items.ts's plainToolMessage).
+    const ke = slotEnd(K_KWARGS);
+    if (fields(slotStart(K_KWARGS), ke, MESSAGE_KEYS) != ke) return L_HOST;
+  } else if (has(K_TYPE)) {
+    // isToolMessage
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
     if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) return L_SKIPPED;
   } else if (slotKind(K_TOOL_CALL_ID) != V_STRING) return L_SKIPPED;

@@ -313,11 +313,14 @@ function toolMessage(r: Rng, happy: boolean, n: number): Record<string, unknown>
 
 const SERIALIZED_TOOL = ["langchain_core", "messages", "ToolMessage"];
 
-/** One happy-shape line: wrapped or direct, as archives mostly hold. */
+/** One happy-shape line: wrapped, direct or LangChain-serialized (alone or wrapped), as archives hold them. */
 function happyLine(r: Rng, n: number): string {
   const m = toolMessage(r, true, n);
   const thread = `thread-${r.int(20)}`;
-  return write(r.chance(0.5) ? { thread_id: thread, message: m } : { ...m, thread_id: thread }, r, PLAIN);
+  const { type: _type, ...kwargs } = m;
+  const serialized = { lc: 1, type: "constructor", id: SERIALIZED_TOOL, kwargs };
+  const forms = [{ thread_id: thread, message: m }, { ...m, thread_id: thread }, { ...serialized, thread_id: thread }, { thread_id: thread, message: serialized }];
+  return write(r.pick(forms), r, PLAIN);
 }
 
 /** One line of any shape, as a string or (invalid UTF-8, a BOM) as bytes. */
