@@ -6,9 +6,13 @@
  * and those are extractArtifacts' entries for each line.
  *
  * Prints the median wall time of whole runs (process start to exit) and the
- * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio.
- * Then the same scan several times in one process, pool vs calling thread:
- * the first pass is what a CLI run gets, the later ones the warm rate.
+ * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio;
+ * the same for an archive three times as large. Then the same scan several
+ * times in one process, pool vs calling thread: the first pass is what a CLI
+ * run gets, the later ones the warm rate. Then the per-line work alone, in
+ * this process: the engine's line path (assembly/lines.ts, what the CLI runs)
+ * vs the TypeScript path it falls back to (JSON.parse, extractArtifacts,
+ * formatting), on the same 1 MiB chunks.
  * With BENCH_RSS=1 it also scans a 1 GB archive and prints the peak RSS.
  */
 import { deepStrictEqual } from "node:assert/strict";
@@ -18,9 +22,11 @@ import { once } from "node:events";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { unpackLineResult } from "../src/batch/packing.js";
+import { scanLinesPacked, scanLinesPackedJs, type LinePathStats } from "../src/batch/scan.js";
 import { extractArtifacts, type ToolMessageLike } from "../src/extract.js";
 import { toolResults } from "./batch-corpus.js";
-import { median } from "./rounds.js";
+import { alternatingRounds, median } from "./rounds.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-cli-bench-"));
@@ -41,8 +47,8 @@ writeFileSync(archive, corpus.lines.join(""));
 const MB = corpus.bytes / 1e6;
 
 /** One whole CLI run; output is captured for checking, else sent to /dev/null so reading it costs nothing. */
-function scan(threads: number, capture = false) {
-  const args = [CLI, "scan", archive, "--threads", String(threads), "--stats"];
+function scan(threads: number, capture = false, file = archive) {
+  const args = [CLI, "scan", file, "--threads", String(threads), "--stats"];
   const stdout = capture ? "pipe" : openSync("/dev/null", "w");
   const t0 = performance.now();
   const r = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", stdout, "pipe"] });
@@ -72,29 +78,40 @@ const direct = corpus.items.flatMap((it) =>
 deepStrictEqual(single, direct);
 console.log(`archive: ${corpus.items.length} tool results, ${MB.toFixed(1)} MB, ${single.length} entries; --threads 1 == --threads ${threads} == extractArtifacts per line`);
 
-const ROUNDS = 7;
-const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[] };
-for (let round = 0; round < ROUNDS; round++) {
-  // Alternate, so drift on the shared machine hits both alike.
-  const a = scan(1);
-  const b = scan(threads);
-  runs.one.push(a.ms);
-  runs.pool.push(b.ms);
-  runs.oneScan.push(a.scanRate);
-  runs.poolScan.push(b.scanRate);
-  runs.ratio.push(a.ms / b.ms);
-}
-const rate = (ms: number) => (MB / (ms / 1000)).toFixed(1);
-console.log(`\nmedian of ${ROUNDS} alternating runs (wall = process start to exit; scan = the CLI's --stats rate)`);
-console.log(`  ${"".padEnd(14)} ${"wall ms".padStart(9)} ${"wall MB/s".padStart(10)} ${"scan MB/s".padStart(10)}`);
-console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one)).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
-console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool)).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
-console.log(`  pool / --threads 1: ${median(runs.ratio).toFixed(2)}× wall (median of per-round ratios), ${(median(runs.poolScan) / median(runs.oneScan)).toFixed(2)}× scan`);
-console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
+const rate = (ms: number, mb = MB) => (mb / (ms / 1000)).toFixed(1);
 
-// Why the pool loses on this archive: the same scan (scanArchive, what the CLI
-// runs) four times over in one fresh process, output discarded. The first
-// pass pays each thread's JIT warm-up; the later ones show the warm rate.
+/** Whole CLI runs on `file` (`mb` MB), pool vs --threads 1, alternating so drift on the shared machine hits both alike. */
+function compare(file: string, mb: number, rounds: number): void {
+  const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[], scanRatio: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    const a = scan(1, false, file);
+    const b = scan(threads, false, file);
+    runs.one.push(a.ms);
+    runs.pool.push(b.ms);
+    runs.oneScan.push(a.scanRate);
+    runs.poolScan.push(b.scanRate);
+    runs.ratio.push(a.ms / b.ms);
+    runs.scanRatio.push(b.scanRate / a.scanRate);
+  }
+  console.log(`\n${mb.toFixed(1)} MB archive, median of ${rounds} alternating runs (wall = process start to exit; scan = the CLI's --stats rate)`);
+  console.log(`  ${"".padEnd(14)} ${"wall ms".padStart(9)} ${"wall MB/s".padStart(10)} ${"scan MB/s".padStart(10)}`);
+  console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one), mb).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
+  console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool), mb).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
+  console.log(`  pool / --threads 1 (median of per-round ratios): ${median(runs.ratio).toFixed(2)}× wall, ${median(runs.scanRatio).toFixed(2)}× scan`);
+}
+
+compare(archive, MB, 7);
+console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
+// Three times the archive (the same lines again): the pool's start-up cost
+// is fixed, its gain grows with the input.
+const triple = join(dir, "archive-3x.jsonl");
+writeFileSync(triple, corpus.lines.join("").repeat(3));
+compare(triple, 3 * MB, 3);
+
+// Where the pool's time goes on this archive: the same scan (scanArchive,
+// what the CLI runs) four times over in one fresh process, output discarded.
+// The first pass pays each worker's start and warm-up; the later ones show
+// the warm rate.
 const PASSES = 4;
 const passesScript = join(dir, "passes.mjs");
 writeFileSync(
@@ -146,6 +163,42 @@ console.log(row(`pool (${threads})`, poolPasses));
 console.log(
   `  pool / calling thread: ${(at(onePasses, 0) / at(poolPasses, 0)).toFixed(2)}× cold (pass 1), ${(at(onePasses, PASSES - 1) / at(poolPasses, PASSES - 1)).toFixed(2)}× warm (pass ${PASSES})`,
 );
+
+// The per-line work alone: the engine's line path vs the TypeScript path, on
+// the archive's 1 MiB chunks (cut at line ends, as the CLI cuts them).
+{
+  const bytes = Buffer.from(corpus.lines.join(""));
+  const chunks: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; ) {
+    const nl = bytes.indexOf(0x0a, Math.min(at + (1 << 20), bytes.length - 1));
+    const end = nl === -1 ? bytes.length : nl + 1;
+    chunks.push(bytes.subarray(at, end));
+    at = end;
+  }
+  const options = { format: "jsonl" as const, createdAt: "2025-01-02T03:04:05.000Z" };
+  const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+  for (const chunk of chunks) {
+    const engine = unpackLineResult(scanLinesPacked(chunk, options, undefined, undefined, stats));
+    const ts = unpackLineResult(scanLinesPackedJs(chunk, options));
+    deepStrictEqual({ ...engine, output: Buffer.from(engine.output) }, { ...ts, output: Buffer.from(ts.output) });
+  }
+  console.log(`\nline path, ${chunks.length} chunks in this process: engine output == TypeScript output; the engine took ${stats.engineLines} of ${stats.engineLines + stats.jsLines} lines`);
+  const p50 = await alternatingRounds(
+    {
+      engine: () => {
+        for (const c of chunks) scanLinesPacked(c, options);
+      },
+      typescript: () => {
+        for (const c of chunks) scanLinesPackedJs(c, options);
+      },
+    },
+    5,
+    { time: 1500, iterations: 3, warmupIterations: 1 },
+  );
+  const engineMs = median(p50.engine);
+  const tsMs = median(p50.typescript);
+  console.log(`  engine line path ${rate(engineMs)} MB/s, TypeScript path ${rate(tsMs)} MB/s: ${(tsMs / engineMs).toFixed(2)}× (median p50 of 5 alternating rounds, one thread, warm)`);
+}
 
 if (process.env.BENCH_RSS === "1") {
   const big = join(dir, "archive-1gb.jsonl");

@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
+import { MIN_CORES_FOR_SHARED_POOL } from "./batch/index.js";
 import { ScanPool } from "./batch/pool.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
 
@@ -20,9 +21,18 @@ const EXIT_FAILED_LINES = 1;
 const EXIT_UNREADABLE = 2;
 const EXIT_INTERNAL = 3;
 const PROGRESS_INTERVAL_MS = 100;
+/**
+ * Below this input size, on machines with fewer than
+ * MIN_CORES_FOR_SHARED_POOL cores, `--threads` defaults to 1. Each worker
+ * costs about 0.1 s of CPU to start and more to warm up, which the calling
+ * thread alone, at about 200 MB/s, does not earn back on small inputs: with
+ * 2 cores bench/cli.bench.ts measured the pool at 0.92× the calling thread on
+ * 85 MB and 1.07× on 255 MB, and 1.5× on 1 GB.
+ */
+const POOL_MIN_INPUT_BYTES = 256 * 1024 * 1024;
 
 interface ScanFlags {
-  threads: number;
+  threads?: number;
   format: OutputFormat;
   text: boolean;
   stats?: boolean;
@@ -118,6 +128,13 @@ function printStats(s: ArchiveSummary, threads: number): void {
   );
 }
 
+/** The core count, but one thread for a small file on a machine where the pool would not pay (stdin's size is unknown). */
+function defaultThreads(inputBytes: number | undefined): number {
+  const cores = availableParallelism();
+  if (cores < MIN_CORES_FOR_SHARED_POOL && inputBytes !== undefined && inputBytes < POOL_MIN_INPUT_BYTES) return 1;
+  return cores;
+}
+
 async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   let source;
   try {
@@ -127,7 +144,8 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     return EXIT_UNREADABLE;
   }
   const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
-  const pool = flags.threads > 1 ? new ScanPool({ threads: flags.threads }) : undefined;
+  const threads = flags.threads ?? defaultThreads(source.size);
+  const pool = threads > 1 ? new ScanPool({ threads }) : undefined;
   const write = stdoutWriter();
   if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
   try {
@@ -144,7 +162,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
       onProgress: progress?.update,
     });
     progress?.clear();
-    if (flags.stats) printStats(summary, flags.threads);
+    if (flags.stats) printStats(summary, threads);
     return summary.failed > 0 ? EXIT_FAILED_LINES : 0;
   } catch (err) {
     progress?.clear();
@@ -169,7 +187,7 @@ function cli(): Command {
     .command("scan")
     .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized ToolMessage).")
     .argument("<file>", 'JSON lines archive, or "-" for stdin')
-    .option("--threads <n>", "scanning threads (1 = this thread only)", positiveInteger, availableParallelism())
+    .option("--threads <n>", "scanning threads (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s and rejected payloads on stderr")

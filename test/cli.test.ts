@@ -1,6 +1,6 @@
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -113,6 +113,15 @@ describe("tool-artifacts scan", () => {
     const r = cli(["scan", EXAMPLE, "--stats"]);
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
+  });
+
+  it("defaults --threads to 1 for a small file below 3 cores, else to the core count; stdin takes the core count", () => {
+    const cores = availableParallelism();
+    const small = cores < 3 ? 1 : cores;
+    const threads = (n: number) => new RegExp(`\\(${n} threads?\\)\\n$`);
+    expect(cli(["scan", EXAMPLE, "--stats"]).stderr).toMatch(threads(small));
+    expect(cli(["scan", "-", "--stats"], { input: readFileSync(EXAMPLE, "utf8") }).stderr).toMatch(threads(cores));
+    expect(cli(["scan", EXAMPLE, "--stats", "--threads", "2"]).stderr).toMatch(threads(2));
   });
 
   it("--stats counts structured payloads rejected over budget", () => {
