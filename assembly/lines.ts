@@ -204,6 +204,11 @@ const V_NULL: u32 = 4;
 const V_OTHER: u32 = 5; // number or boolean
 const S_ESCAPED: u32 = 1;
 
+/** The letter of a two-byte JSON escape: " \\ / b f n r t. */
+@inline function isShortEscape(e: u32): bool {
+  return e == DQUOTE || e == BACKSLASH || e == SLASH || e == 0x62 || e == LOW_F || e == LOW_N || e == 0x72 || e == LOW_T;
+}
+
 /** The string whose content starts at p: (after its closing quote, S_ESCAPED if it has escapes), or 0 when malformed. */
 function skipString(p: usize, end: usize): u64 {
   let flags: u32 = 0;
@@ -213,9 +218,14 @@ function skipString(p: usize, end: usize): u64 {
     const c = <u32>load<u8>(p);
     if (c == DQUOTE) return pack(p + 1, flags);
     if (c == BACKSLASH) {
+      flags |= S_ESCAPED;
+      // Two-byte escapes (\n, \", \\ ...) are most of them in tool output: no decoding needed.
+      if (p + 1 < end && isShortEscape(load<u8>(p + 1))) {
+        p += 2;
+        continue;
+      }
       const r = decodeEscape(p, end);
       if (r == 0) return 0;
-      flags |= S_ESCAPED;
       p = posOf(r);
     } else if (c < SPACE) {
       return 0;
@@ -887,20 +897,7 @@ function payload(start: usize, end: usize): bool {
   return 0;
 }
 
-/** Bytes JSON.stringify writes for the n UTF-8 bytes at p (valid, no lone surrogates), quotes included. */
-function jsonLen(p: usize, n: usize): usize {
-  const end = p + n;
-  let len = n + 2;
-  while (true) {
-    p = plainJsonEnd(p, end);
-    if (p >= end) return len;
-    const c = <u32>load<u8>(p);
-    len += c >= SPACE || shortEscape(c) != 0 ? 1 : 5;
-    p++;
-  }
-}
-
-/** Write them at d; returns the end. */
+/** Write the n UTF-8 bytes at p (valid, no lone surrogates) at d as JSON.stringify writes them, quotes included; returns the end. */
 function putJson(d: usize, p: usize, n: usize): usize {
   const end = p + n;
   store<u8>(d++, <u8>DQUOTE);
@@ -965,13 +962,6 @@ function isScheme(p: usize, n: usize): bool {
   return d + n;
 }
 
-/** The display name's JSON length of entry e (a data entry's is the tool name and " structured result"). */
-function displayJsonLen(e: usize): usize {
-  if (load<u32>(e, 8) == K_DATA) return nameLen + wordLen(W_STRUCTURED_RESULT) + 2;
-  const d = displayOf(<usize>load<u32>(e), <usize>load<u32>(e, 4));
-  return jsonLen(posOf(d), <usize>lowOf(d));
-}
-
 /**
  * Hash the line's handles and write its entries, as src/batch/format.ts's
  * jsonLines writes them. L_FULL (and `needed`) when the output room is short.
@@ -1005,26 +995,28 @@ function emit(): u32 {
   sha256_counter_texts(pre, preLen, suf, sufLen, n, texts, handleTable);
   sha256_batch_hex(handleTable, n, hex, HANDLE_HEX, HANDLE_HEX);
 
+  // Written straight into the room; an entry starts only when its largest
+  // possible form fits (every byte of display name and reference escaped as
+  // \u00XX), otherwise the line is dropped whole (outLen is not moved) and
+  // `needed` says how much room all of it may take.
   const fixed =
     wordLen(W_HEAD) + threadLen + wordLen(W_HANDLE) + HANDLE_HEX + wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen +
-    wordLen(W_TYPE) + wordLen(W_DISPLAY) + wordLen(W_REF) + wordLen(W_CREATED) + createdAtLen + wordLen(W_END);
-  let total: usize = 0;
-  for (let i: u32 = 0; i < n; i++) {
-    const e = entries + <usize>i * ENTRY;
-    const type = load<u32>(e, 8);
-    total += fixed + wordLen(type) + displayJsonLen(e) + jsonLen(<usize>load<u32>(e), <usize>load<u32>(e, 4));
-    if (load<u32>(e, 12) != 0) total += wordLen(W_MIME) + <usize>load<u32>(e, 16);
-  }
-  if (outLen + total > outCap) {
-    needed = total;
-    return L_FULL;
-  }
+    wordLen(W_TYPE) + wordLen(W_IMAGE) + wordLen(W_DISPLAY) + wordLen(W_STRUCTURED_RESULT) + nameLen + wordLen(W_REF) + wordLen(W_MIME) + wordLen(W_CREATED) + createdAtLen + wordLen(W_END) + 4;
+  const roomEnd = outBase + outCap;
   let o = outBase + outLen;
   for (let i: u32 = 0; i < n; i++) {
     const e = entries + <usize>i * ENTRY;
     const ref = <usize>load<u32>(e);
     const refLen = <usize>load<u32>(e, 4);
     const type = load<u32>(e, 8);
+    if (o + fixed + 12 * refLen + <usize>load<u32>(e, 16) > roomEnd) {
+      needed = 0;
+      for (let k: u32 = 0; k < n; k++) {
+        const f = entries + <usize>k * ENTRY;
+        needed += fixed + 12 * <usize>load<u32>(f, 4) + <usize>load<u32>(f, 16);
+      }
+      return L_FULL;
+    }
     o = putWord(o, W_HEAD);
     memory.copy(o, threadAt, threadLen);
     o = putWord(o + threadLen, W_HANDLE);

@@ -538,6 +538,22 @@ describe("path statistics", () => {
 });
 
 describe("engine path", () => {
+  // 40 lines of 3000 two-byte refs: 21 MB of output from 0.7 MB of input, so
+  // the engine's output room fills mid-chunk, is emptied, and must grow for
+  // a single line.
+  it("output far larger than the input: the output room fills and grows", () => {
+    const refs = Array.from({ length: 3000 }, (_, i) => `/${i}`).join(" ");
+    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } }));
+    const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT, sandboxPrefixes: ["/"] };
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    scanLinesPacked(bytes, options, undefined, undefined, stats);
+    expect(stats).toEqual({ engineLines: 40, jsLines: 0 });
+    const reference = expectSame(bytes, options, "output room");
+    expect(reference.entries).toBe(120_000);
+    expect(reference.output.byteLength).toBeGreaterThan(30 * bytes.byteLength);
+  });
+
   // Meant to fail until the kernel lands: today every line takes the JS path.
   it("the engine takes the common shapes", () => {
     for (let seed = 1; seed <= 10; seed++) {
