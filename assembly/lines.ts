@@ -188,6 +188,8 @@ const MAX_REF_BYTES: usize = 4096;
 // The scan kernel reads up to 80 bytes past a text and 16 before it.
 const SLACK: usize = 96;
 const HANDLE_HEX: usize = 8;
+// Output one line may need room for, at most (the u32 ABI's room is the limit).
+const MAX_LINE_OUTPUT: u64 = 1 << 30;
 
 // ---- Line outcomes ------------------------------------------------------------
 const L_DONE: u32 = 0; // entries (maybe none) written
@@ -316,25 +318,43 @@ function skipValue(p: usize, end: usize): usize {
   }
 }
 
-// Where the value of each key read by the last `fields` call lies: u32 start,
-// end, kind, string flags. `seen` has a bit per key found.
-const SLOTS: usize = memory.data(<i32>KEY_COUNT * 16, 16);
-let seen: u32 = 0;
+// Where the value of each key read by `fields` lies: u32 start, end, kind,
+// string flags per key, then a bit per key found. One set per object that is
+// read while another is open: the line, its message, the kwargs of either
+// (read as they are met, so a wrapped or serialized message is read once, not
+// skipped first and read again), and the blocks, items and sources read one
+// after another. The accessors read the set `cur`.
+const SET_SEEN: usize = <usize>KEY_COUNT << 4;
+const SET_BYTES: usize = SET_SEEN + 16;
+const SETS: usize = memory.data(5 * ((<i32>KEY_COUNT << 4) + 16), 16);
+const SET_TOP: usize = SETS;
+const SET_MESSAGE: usize = SETS + SET_BYTES;
+const SET_TOP_KWARGS: usize = SETS + 2 * SET_BYTES;
+const SET_MESSAGE_KWARGS: usize = SETS + 3 * SET_BYTES;
+const SET_OTHER: usize = SETS + 4 * SET_BYTES;
+let cur: usize = SET_TOP;
 
 @inline function has(k: u32): bool {
-  return (seen & bit(k)) != 0;
+  return (load<u32>(cur + SET_SEEN) & bit(k)) != 0;
 }
 @inline function slotStart(k: u32): usize {
-  return <usize>load<u32>(SLOTS + (<usize>k << 4));
+  return <usize>load<u32>(cur + (<usize>k << 4));
 }
 @inline function slotEnd(k: u32): usize {
-  return <usize>load<u32>(SLOTS + (<usize>k << 4), 4);
+  return <usize>load<u32>(cur + (<usize>k << 4), 4);
 }
 @inline function slotKind(k: u32): u32 {
-  return has(k) ? load<u32>(SLOTS + (<usize>k << 4), 8) : 0;
+  return has(k) ? load<u32>(cur + (<usize>k << 4), 8) : 0;
 }
 @inline function slotFlags(k: u32): u32 {
-  return load<u32>(SLOTS + (<usize>k << 4), 12);
+  return load<u32>(cur + (<usize>k << 4), 12);
+}
+
+/** The set an object value of key k in `set` is read into as it is met (0: skipped). */
+@inline function nestedSet(set: usize, k: u32): usize {
+  if (k == K_MESSAGE) return set == SET_TOP ? SET_MESSAGE : 0;
+  if (k == K_KWARGS) return set == SET_TOP ? SET_TOP_KWARGS : set == SET_MESSAGE ? SET_MESSAGE_KWARGS : 0;
+  return 0;
 }
 
 /** The key among `keys` spelled by the n bytes at p, or NO_WORD. */
@@ -348,21 +368,24 @@ function keyId(p: usize, n: usize, keys: u32): u32 {
 }
 
 /**
- * Read the object at p ('{'), noting where the value of each key in `keys`
- * lies; other values are skipped (validated). Returns after its '}', or 0:
- * malformed, a key with escapes (it may spell one of `keys`), or one of
- * `keys` given twice (JSON.parse keeps the last).
+ * Read the object at p ('{') into `set` (which becomes `cur`), noting where
+ * the value of each key in `keys` lies; other values are skipped (validated).
+ * Returns after its '}', or 0: malformed, a key with escapes (it may spell
+ * one of `keys`), or one of `keys` given twice (JSON.parse keeps the last).
  */
-function fields(p: usize, end: usize, keys: u32): usize {
-  seen = 0;
+function fields(p: usize, end: usize, keys: u32, set: usize): usize {
+  let seen: u32 = 0;
   p = skipSpace(p + 1, end);
-  if (p < end && <u32>load<u8>(p) == RBRACE) return p + 1;
+  if (p < end && <u32>load<u8>(p) == RBRACE) {
+    store<u32>(set + SET_SEEN, 0);
+    cur = set;
+    return p + 1;
+  }
   while (true) {
     if (p >= end || <u32>load<u8>(p) != DQUOTE) return 0;
     const r = skipString(p + 1, end);
     if (r == 0 || (lowOf(r) & S_ESCAPED) != 0) return 0;
-    const keyStart = p + 1;
-    const keyLen = posOf(r) - 1 - keyStart;
+    const k = keyId(p + 1, posOf(r) - 2 - p, keys);
     p = skipSpace(posOf(r), end);
     if (p >= end || <u32>load<u8>(p) != COLON) return 0;
     p = skipSpace(p + 1, end);
@@ -378,17 +401,17 @@ function fields(p: usize, end: usize, keys: u32): usize {
       kind = V_STRING;
       flags = lowOf(s);
     } else {
-      p = skipValue(p, end);
+      const nested = c == LBRACE && k != NO_WORD ? nestedSet(set, k) : 0;
+      p = nested != 0 ? fields(p, end, MESSAGE_KEYS, nested) : skipValue(p, end);
       if (p == 0) return 0;
       if (c == LBRACE) kind = V_OBJECT;
       else if (c == LBRACKET) kind = V_ARRAY;
       else if (c == LOW_N) kind = V_NULL;
     }
-    const k = keyId(keyStart, keyLen, keys);
     if (k != NO_WORD) {
-      if (has(k)) return 0;
+      if ((seen & bit(k)) != 0) return 0;
       seen |= bit(k);
-      const slot = SLOTS + (<usize>k << 4);
+      const slot = set + (<usize>k << 4);
       store<u32>(slot, <u32>start);
       store<u32>(slot, <u32>p, 4);
       store<u32>(slot, kind, 8);
@@ -397,7 +420,11 @@ function fields(p: usize, end: usize, keys: u32): usize {
     p = skipSpace(p, end);
     if (p >= end) return 0;
     const d = <u32>load<u8>(p);
-    if (d == RBRACE) return p + 1;
+    if (d == RBRACE) {
+      store<u32>(set + SET_SEEN, seen);
+      cur = set;
+      return p + 1;
+    }
     if (d != COMMA) return 0;
     p = skipSpace(p + 1, end);
   }
@@ -431,27 +458,35 @@ let idAt: usize = 0; // 0: no occurrence id
 let idLen: usize = 0;
 let lineRejected: u32 = 0;
 
-// Per-line scratch, laid out from `work` by startLine.
-let walkOut: usize = 0;
-let compact: usize = 0; // a data entry's JSON text (MAX_REF_BYTES + slack)
-let keyStack: usize = 0;
-let unescaped: usize = 0; // texts with escapes, decoded one after another
+// Fixed scratch: the walk's output, a data entry's JSON text, and the keys of
+// the payload objects open at a time (u32 start, length, hash each).
+const WALK_AREA: usize = memory.data(<i32>WALK_OUT, 16);
+const COMPACT: usize = memory.data(<i32>(MAX_REF_BYTES + SLACK), 16);
+const KEY_STACK_CAP: u32 = 2048;
+const KEY_STACK: usize = memory.data(<i32>KEY_STACK_CAP * 12, 4);
+// Per open container of a payload: where its keys start on the key stack, and whether it is an object.
+const KEY_LEVELS: u32 = 64;
+const LEVELS: usize = memory.data(<i32>KEY_LEVELS * 4, 4);
+const OBJECT_LEVELS: usize = memory.data(<i32>KEY_LEVELS);
+
+// Per-line scratch, taken from `work` on as the line needs it (so memory
+// grows to what the largest line used, not to a worst case) and given back
+// whole when the next line starts.
+let bump: usize = 0;
+let lineLen: usize = 0;
+let unescaped: usize = 0; // texts with escapes, decoded one after another (0: none yet)
 let unescapedUsed: usize = 0;
 let entries: usize = 0;
 let entryCount: u32 = 0;
 let entryCap: u32 = 0;
-let table: usize = 0;
+let table: usize = 0; // open addressing: entry index + 1 per slot
 let tableMask: u32 = 0;
-let tableMax: u32 = 0;
-let pairs: usize = 0; // scan output; everything after it is free
+let pairs: usize = 0; // the scanner's output for the current text
 let pairsCap: usize = 0;
 
 const ENTRY: usize = 24; // u32 ref, length, type word, mime (token start, 0: none), mime token length, hash
-const KEY_STACK_CAP: u32 = 4096;
-const KEY_LEVELS: u32 = 64;
-// Per open container of a payload: where its keys start on the key stack, and whether it is an object.
-const LEVELS: usize = memory.data(<i32>KEY_LEVELS * 4, 4);
-const OBJECT_LEVELS: usize = memory.data(<i32>KEY_LEVELS);
+const FIRST_ENTRIES: u32 = 64;
+const MAX_ENTRIES: u32 = 1 << 24;
 
 @inline function align16(p: usize): usize {
   return (p + 15) & ~(<usize>15);
@@ -462,33 +497,41 @@ const OBJECT_LEVELS: usize = memory.data(<i32>KEY_LEVELS);
   return reserve(end - arenaBase()) != 0;
 }
 
-/** Lay out the scratch of a line of `len` bytes from `work`; false without memory. */
+/** n bytes of line scratch, 16-aligned, with 16 bytes before and SLACK after it readable; 0 without memory. */
+function take(n: usize): usize {
+  const p = align16(bump) + 16;
+  const next = p + n + SLACK;
+  if (!room(next)) return 0;
+  bump = next;
+  return p;
+}
+
+/** Start a line of `len` bytes, its scratch from `work` on; false without memory. */
 function startLine(work: usize, len: usize): bool {
-  walkOut = align16(work);
-  compact = walkOut + WALK_OUT;
-  keyStack = align16(compact + MAX_REF_BYTES + SLACK);
-  unescaped = align16(keyStack + (<usize>KEY_STACK_CAP << 3)) + 16;
+  bump = work;
+  lineLen = len;
+  unescaped = 0;
   unescapedUsed = 0;
-  // Every entry holds a distinct reference of at least 3 bytes of the line
-  // (a string token, or a scanner match inside one): len / 3 + 2 bound them.
-  entryCap = <u32>(len / 3) + 2;
-  entries = align16(unescaped + len + SLACK);
-  entryCount = 0;
-  table = align16(entries + <usize>entryCap * ENTRY);
-  tableMax = 64;
-  while (tableMax < entryCap * 2) tableMax <<= 1;
-  tableMask = 63;
-  pairs = align16(table + (<usize>tableMax << 2));
+  pairs = 0;
   pairsCap = 0;
-  lineRejected = 0;
-  if (!room(pairs + 64)) return false;
-  memory.fill(table, 0, 64 << 2);
+  entryCount = 0;
+  entryCap = FIRST_ENTRIES;
+  entries = take(<usize>FIRST_ENTRIES * ENTRY);
+  tableMask = FIRST_ENTRIES * 2 - 1;
+  table = take((<usize>tableMask + 1) << 2);
+  if (entries == 0 || table == 0) return false;
+  memory.fill(table, 0, (<usize>tableMask + 1) << 2);
   return true;
 }
 
 // ---- Entries -----------------------------------------------------------------
 const HASH_MUL: u64 = 0x9e3779b97f4a7c15;
+// Probes before a lookup gives up and leaves the line to the host: at half
+// load a fair hash needs a few; only crafted references cluster further, and
+// the host's Set handles those without the quadratic cost.
+const MAX_PROBES: u32 = 32;
 
+/** A hash of n bytes at p, every input bit mixed into the low bits the table uses. */
 function hashBytes(p: usize, n: usize): u32 {
   let h = <u64>n * HASH_MUL;
   let r = n;
@@ -498,7 +541,13 @@ function hashBytes(p: usize, n: usize): u32 {
     r -= 8;
   }
   for (let i: usize = 0; i < r; i++) h = (h ^ <u64>load<u8>(p + i)) * HASH_MUL;
-  return <u32>(h >>> 32);
+  // MurmurHash3's finalizer
+  h ^= h >>> 33;
+  h *= 0xff51afd7ed558ccd;
+  h ^= h >>> 33;
+  h *= 0xc4ceb9fe1a85ec53;
+  h ^= h >>> 33;
+  return <u32>h;
 }
 
 function insert(index: u32, h: u32): void {
@@ -507,22 +556,34 @@ function insert(index: u32, h: u32): void {
   store<u32>(table + (<usize>slot << 2), index + 1);
 }
 
+/** Twice the entry room (copied over) and a table of twice the slots; false without memory or past MAX_ENTRIES. */
+function growEntries(): bool {
+  if (entryCap >= MAX_ENTRIES) return false;
+  const more = take(<usize>entryCap * 2 * ENTRY);
+  if (more == 0) return false;
+  memory.copy(more, entries, <usize>entryCount * ENTRY);
+  entries = more;
+  entryCap *= 2;
+  return true;
+}
+
 /**
  * Take a reference unless the line has it already (src/extract.ts's Entries:
  * the first occurrence keeps its place). `mime` is a string token (0: none).
- * False when the line has more entries than room (left to the host).
+ * False: the line is left to the host (no memory, or a crafted cluster).
  */
 function add(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool {
   const h = hashBytes(ref, n);
   let slot = h & tableMask;
-  while (true) {
+  for (let probes: u32 = 0; ; probes++) {
     const v = load<u32>(table + (<usize>slot << 2));
     if (v == 0) break;
+    if (probes == MAX_PROBES) return false;
     const e = entries + <usize>(v - 1) * ENTRY;
     if (load<u32>(e, 20) == h && <usize>load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), ref, n) == 0) return true;
     slot = (slot + 1) & tableMask;
   }
-  if (entryCount == entryCap) return false;
+  if (entryCount == entryCap && !growEntries()) return false;
   const e = entries + <usize>entryCount * ENTRY;
   store<u32>(e, <u32>ref);
   store<u32>(e, <u32>n, 4);
@@ -532,10 +593,14 @@ function add(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool
   store<u32>(e, h, 20);
   store<u32>(table + (<usize>slot << 2), entryCount + 1);
   entryCount++;
-  if (entryCount * 2 > tableMask + 1 && tableMask + 1 < tableMax) {
-    // Grow at half load: clear the doubled table and insert everything again.
-    tableMask = (tableMask << 1) | 1;
-    memory.fill(table, 0, (<usize>tableMask + 1) << 2);
+  if (entryCount * 2 > tableMask + 1) {
+    // Grow at half load: a doubled table, everything inserted again.
+    const slots = (<usize>tableMask + 1) << 1;
+    const bigger = take(slots << 2);
+    if (bigger == 0) return false;
+    memory.fill(bigger, 0, slots << 2);
+    table = bigger;
+    tableMask = <u32>slots - 1;
     for (let i: u32 = 0; i < entryCount; i++) insert(i, load<u32>(entries + <usize>i * ENTRY, 20));
   }
   return true;
@@ -618,6 +683,9 @@ function text(start: usize, end: usize, flags: u32, content: bool, payload: bool
   let p = start + 1;
   let n = end - 1 - p;
   if (flags & S_ESCAPED) {
+    // Decoded texts are no longer than their tokens, all of which fit the line.
+    if (unescaped == 0) unescaped = take(lineLen);
+    if (unescaped == 0) return false;
     const d = unescaped + unescapedUsed;
     const e = unescapeTo(p, end - 1, d);
     if (e == 0) return false;
@@ -630,8 +698,9 @@ function text(start: usize, end: usize, flags: u32, content: bool, payload: bool
   if (payload && mayBeJson(p, n)) return false;
   const cap = scan_max_pairs(n, prefixTable, prefixCount);
   if (cap > pairsCap) {
-    if (!room(pairs + (cap << 3) + 64)) return false;
-    pairsCap = cap;
+    pairsCap = max(cap, pairsCap << 1); // doubling: a line's texts take at most twice the largest
+    pairs = take(pairsCap << 3);
+    if (pairs == 0) return false;
   }
   const found = <u32>scan_text(p, n, prefixTable, prefixCount, pairs);
   for (let i: u32 = 0; i < found; i++) {
@@ -672,7 +741,7 @@ function block(payload: bool): bool {
   let second = K_MIME_TYPE;
   if (slotKind(K_URL) != V_STRING) {
     if (slotKind(K_SOURCE) != V_OBJECT) return true;
-    if (fields(slotStart(K_SOURCE), slotEnd(K_SOURCE), SOURCE_KEYS) == 0) return false;
+    if (fields(slotStart(K_SOURCE), slotEnd(K_SOURCE), SOURCE_KEYS, SET_OTHER) == 0) return false;
     if (slotKind(K_URL) != V_STRING) return true;
     first = K_MIME_TYPE;
     second = K_MIMETYPE;
@@ -706,7 +775,7 @@ function blocks(start: usize, end: usize, payload: bool): bool {
       if (!text(p, posOf(r), lowOf(r), false, payload)) return false;
       p = posOf(r);
     } else if (c == LBRACE) {
-      const q = fields(p, end, BLOCK_KEYS);
+      const q = fields(p, end, BLOCK_KEYS, SET_OTHER);
       if (q == 0 || !block(payload)) return false;
       p = q;
     } else {
@@ -727,7 +796,7 @@ function blocks(start: usize, end: usize, payload: bool): bool {
  */
 function payloadOf(start: usize, end: usize, kind: u32): u64 {
   if (kind == V_OBJECT) {
-    if (fields(start, end, ARTIFACT_KEYS) == 0) return 1;
+    if (fields(start, end, ARTIFACT_KEYS, SET_OTHER) == 0) return 1;
     const k = slotKind(K_STRUCTURED_CONTENT);
     return k == 0 || k == V_NULL ? 0 : pack(slotStart(K_STRUCTURED_CONTENT), <u32>slotEnd(K_STRUCTURED_CONTENT));
   }
@@ -736,7 +805,7 @@ function payloadOf(start: usize, end: usize, kind: u32): u64 {
   if (<u32>load<u8>(p) == RBRACKET) return 0;
   while (true) {
     if (<u32>load<u8>(p) == LBRACE) {
-      const q = fields(p, end, ITEM_KEYS);
+      const q = fields(p, end, ITEM_KEYS, SET_OTHER);
       if (q == 0) return 1;
       if (slotKind(K_TYPE) == V_STRING) {
         if (!plainOrAbsent(K_TYPE)) return 1;
@@ -775,15 +844,16 @@ function plainNumber(p: usize, q: usize): bool {
 /**
  * Check the payload [start, end) (valid JSON) for what would make the walk of
  * its raw bytes differ from the walk of JSON.parse's value, and copy its
- * compact form (blanks dropped) to `compact` while it fits MAX_REF_BYTES + 1.
+ * compact form (blanks dropped) to COMPACT while it fits MAX_REF_BYTES + 1.
  * Returns P_* flags, and the compact length in the high word.
  */
 function checkPayload(start: usize, end: usize): u64 {
   let flags: u32 = 0;
   let depth: u32 = 0;
   let keys: u32 = 0; // keys on the stack
-  let out = compact;
-  const outEnd = compact + MAX_REF_BYTES + 1;
+  let allKeys: u32 = 0;
+  let out = COMPACT;
+  const outEnd = COMPACT + MAX_REF_BYTES + 1;
   let p = start;
   let expectKey = false;
   while (p < end) {
@@ -800,13 +870,19 @@ function checkPayload(start: usize, end: usize): u64 {
       if (expectKey) {
         const k = p + 1;
         const n = q - 1 - k;
-        if (lowOf(r) & S_ESCAPED || indexLike(k, n) || keys == KEY_STACK_CAP) return P_HOST;
+        // Past KEY_STACK_CAP keys (twice the walk's node budget) JSON.parse
+        // keeps more values than the walk takes unless most keys repeat: the
+        // host's call either way, and the pairwise check below stays bounded.
+        if (lowOf(r) & S_ESCAPED || indexLike(k, n) || keys == KEY_STACK_CAP || ++allKeys > KEY_STACK_CAP) return P_HOST;
+        const h = hashBytes(k, n);
         for (let i = load<u32>(LEVELS + (<usize>(depth - 1) << 2)); i < keys; i++) {
-          const e = keyStack + (<usize>i << 3);
-          if (<usize>load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), k, n) == 0) return P_HOST;
+          const e = KEY_STACK + <usize>i * 12;
+          if (load<u32>(e, 8) == h && <usize>load<u32>(e, 4) == n && memory.compare(<usize>load<u32>(e), k, n) == 0) return P_HOST;
         }
-        store<u32>(keyStack + (<usize>keys << 3), <u32>k);
-        store<u32>(keyStack + (<usize>keys << 3), <u32>n, 4);
+        const e = KEY_STACK + <usize>keys * 12;
+        store<u32>(e, <u32>k);
+        store<u32>(e, <u32>n, 4);
+        store<u32>(e, h, 8);
         keys++;
         expectKey = false;
       }
@@ -836,7 +912,7 @@ function checkPayload(start: usize, end: usize): u64 {
     } else out = outEnd + 1; // too long for a data entry: stop copying
     p = q;
   }
-  return pack(out - compact, flags);
+  return pack(out - COMPACT, flags);
 }
 
 
@@ -845,24 +921,24 @@ function payload(start: usize, end: usize): bool {
   const checked = checkPayload(start, end);
   const flags = lowOf(checked);
   if (flags & P_HOST) return false;
-  const status = walk_json(start, end - start, walkOut, MAX_WALK_NODES, MAX_WALK_DEPTH);
+  const status = walk_json(start, end - start, WALK_AREA, MAX_WALK_NODES, MAX_WALK_DEPTH);
   if (status != 0) {
     lineRejected++;
     return true;
   }
-  const refs = load<u32>(walkOut + WALK_REFS);
+  const refs = load<u32>(WALK_AREA + WALK_REFS);
   for (let i: u32 = 0; i < refs; i++) {
-    const rec = walkOut + WALK_RECORDS + <usize>i * WALK_RECORD;
+    const rec = WALK_AREA + WALK_RECORDS + <usize>i * WALK_RECORD;
     const kind = load<u32>(rec, 8);
     if (kind & REC_ESCAPED) return false;
     if (!add((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
   }
-  const walkFlags = load<u32>(walkOut + WALK_FLAGS);
-  if ((walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(walkOut + WALK_COMPACT) <= MAX_REF_BYTES) {
+  const walkFlags = load<u32>(WALK_AREA + WALK_FLAGS);
+  if ((walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(WALK_AREA + WALK_COMPACT) <= MAX_REF_BYTES) {
     // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.
     if (flags & (P_ESCAPES | P_ODD_NUMBER)) return false;
     const n = posOf(checked);
-    if (n <= MAX_REF_BYTES && !add(K_DATA, compact, n, 0, 0)) return false;
+    if (n <= MAX_REF_BYTES && !add(K_DATA, COMPACT, n, 0, 0)) return false;
   }
   return true;
 }
@@ -970,7 +1046,14 @@ function emit(): u32 {
   const n = entryCount;
   if (n == 0) return L_DONE;
   // Handle texts (hash.ts's handleText): thread:call:0:<ordinal>[:<message id>]
-  const pre = align16(pairs + (pairsCap << 3) + 64);
+  const preLen = threadLen + callLen + 4;
+  const sufLen = hasId ? idLen + 1 : 0;
+  const pre = take(preLen);
+  const suf = take(sufLen);
+  const handleTable = take(<usize>n << 3);
+  const hex = take(<usize>n * HANDLE_HEX);
+  const texts = take(<usize>n * (preLen + sufLen + 10));
+  if (pre == 0 || suf == 0 || handleTable == 0 || hex == 0 || texts == 0) return L_HOST;
   let d = pre;
   memory.copy(d, threadAt, threadLen);
   d += threadLen;
@@ -978,20 +1061,10 @@ function emit(): u32 {
   memory.copy(d, callAt, callLen);
   d += callLen;
   store<u32>(d, 0x3a303a); // ":0:"
-  d += 3;
-  const preLen = d - pre;
-  const suf = align16(d + 16);
-  let s = suf;
   if (hasId) {
-    store<u8>(s++, <u8>COLON);
-    memory.copy(s, idAt, idLen);
-    s += idLen;
+    store<u8>(suf, <u8>COLON);
+    memory.copy(suf + 1, idAt, idLen);
   }
-  const sufLen = s - suf;
-  const handleTable = align16(s + 16);
-  const hex = handleTable + (<usize>n << 3);
-  const texts = align16(hex + <usize>n * HANDLE_HEX + 16);
-  if (!room(texts + <usize>n * (preLen + sufLen + 10) + 32)) return L_HOST;
   sha256_counter_texts(pre, preLen, suf, sufLen, n, texts, handleTable);
   sha256_batch_hex(handleTable, n, hex, HANDLE_HEX, HANDLE_HEX);
 
@@ -1010,11 +1083,13 @@ function emit(): u32 {
     const refLen = <usize>load<u32>(e, 4);
     const type = load<u32>(e, 8);
     if (o + fixed + 12 * refLen + <usize>load<u32>(e, 16) > roomEnd) {
-      needed = 0;
+      let all: u64 = 0;
       for (let k: u32 = 0; k < n; k++) {
         const f = entries + <usize>k * ENTRY;
-        needed += fixed + 12 * <usize>load<u32>(f, 4) + <usize>load<u32>(f, 16);
+        all += <u64>(fixed + 12 * <usize>load<u32>(f, 4) + <usize>load<u32>(f, 16));
       }
+      if (all > MAX_LINE_OUTPUT) return L_HOST;
+      needed = <usize>all;
       return L_FULL;
     }
     o = putWord(o, W_HEAD);
@@ -1107,26 +1182,26 @@ function line(start: usize, end: usize, work: usize): u32 {
     if (c != SPACE && c != TAB && c != CR) break;
     q--;
   }
-  if (<u32>load<u8>(p) != LBRACE || fields(p, q, TOP_KEYS) != q || (seen & LEFT_TO_HOST) != 0) return L_HOST;
+  if (<u32>load<u8>(p) != LBRACE || fields(p, q, TOP_KEYS, SET_TOP) != q || (load<u32>(SET_TOP + SET_SEEN) & LEFT_TO_HOST) != 0) return L_HOST;
   // items.ts's itemFromLine: a thread id, then the message: the line itself,
   // its `message`, or either in LangChain's serialized form.
   if (slotKind(K_THREAD_ID) != V_STRING || !plainOrAbsent(K_THREAD_ID)) return L_HOST;
   threadAt = slotStart(K_THREAD_ID) + 1;
   threadLen = slotEnd(K_THREAD_ID) - threadAt - 1;
   if (threadLen == 0) return L_HOST;
+  // Object values of message and kwargs were read into their sets as they were met.
   let form = serializedForm();
+  let kwargs = SET_TOP_KWARGS;
   if (form == F_PLAIN && has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
     if (slotKind(K_MESSAGE) != V_OBJECT) return L_HOST;
-    const me = slotEnd(K_MESSAGE);
-    if (fields(slotStart(K_MESSAGE), me, MESSAGE_KEYS) != me) return L_HOST;
+    cur = SET_MESSAGE;
     form = serializedForm();
+    kwargs = SET_MESSAGE_KWARGS;
   }
   if (form == F_HOST) return L_HOST;
   if (form == F_OTHER_CLASS) return L_SKIPPED;
   if (form == F_TOOL_CLASS) {
-    // The message's fields are its kwargs (items.ts's plainToolMessage).
-    const ke = slotEnd(K_KWARGS);
-    if (fields(slotStart(K_KWARGS), ke, MESSAGE_KEYS) != ke) return L_HOST;
+    cur = kwargs; // the message's fields are its kwargs (items.ts's plainToolMessage)
   } else if (has(K_TYPE)) {
     // isToolMessage
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;

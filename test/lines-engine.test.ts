@@ -541,6 +541,24 @@ describe("engine path", () => {
   // 40 lines of 3000 two-byte refs: 21 MB of output from 0.7 MB of input, so
   // the engine's output room fills mid-chunk, is emptied, and must grow for
   // a single line.
+  // Ids are copied into the engine's handle texts: ones far longer than any
+  // other line's scratch must get room of their own (they once overran it,
+  // which trapped and sent the whole chunk to the TypeScript path).
+  it("takes lines with very long thread, call and message ids", () => {
+    const long = "T".repeat(200_000);
+    const lines = [
+      { thread_id: long, type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.csv" },
+      { thread_id: "t", type: "tool", tool_call_id: long, content: "/mnt/user-data/b.csv" },
+      { thread_id: "t", message: { type: "tool", id: long, tool_call_id: "c", content: "/mnt/user-data/c.csv /mnt/user-data/d.csv" } },
+    ].map((l) => JSON.stringify(l));
+    const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    scanLinesPacked(bytes, options, undefined, undefined, stats);
+    expect(stats).toEqual({ engineLines: 3, jsLines: 0 });
+    expect(expectSame(bytes, options, "long ids").entries).toBe(4);
+  });
+
   it("output far larger than the input: the output room fills and grows", () => {
     const refs = Array.from({ length: 3000 }, (_, i) => `/${i}`).join(" ");
     const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } }));
