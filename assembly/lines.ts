@@ -844,10 +844,11 @@ function plainNumber(p: usize, q: usize): bool {
 /**
  * Check the payload [start, end) (valid JSON) for what would make the walk of
  * its raw bytes differ from the walk of JSON.parse's value, and copy its
- * compact form (blanks dropped) to COMPACT while it fits MAX_REF_BYTES + 1.
+ * compact form (blanks dropped) to COMPACT while it fits MAX_REF_BYTES + 1,
+ * when `copy` asks for it.
  * Returns P_* flags, and the compact length in the high word.
  */
-function checkPayload(start: usize, end: usize): u64 {
+function checkPayload(start: usize, end: usize, copy: bool): u64 {
   let flags: u32 = 0;
   let depth: u32 = 0;
   let keys: u32 = 0; // keys on the stack
@@ -906,7 +907,9 @@ function checkPayload(start: usize, end: usize): u64 {
     } else if (c == LOW_F) {
       q = p + 5;
     }
-    if (out + (q - p) <= outEnd) {
+    if (!copy) {
+      // nothing to write
+    } else if (out + (q - p) <= outEnd) {
       memory.copy(out, p, q - p);
       out += q - p;
     } else out = outEnd + 1; // too long for a data entry: stop copying
@@ -918,10 +921,14 @@ function checkPayload(start: usize, end: usize): u64 {
 
 /** The payload [start, end): its references, or its data entry. False: left to the host. */
 function payload(start: usize, end: usize): bool {
-  const checked = checkPayload(start, end);
+  // The walk first: only a payload that may become a data entry needs its
+  // compact copy. Its verdict counts only once the checks have passed.
+  const status = walk_json(start, end - start, WALK_AREA, MAX_WALK_NODES, MAX_WALK_DEPTH);
+  const walkFlags = load<u32>(WALK_AREA + WALK_FLAGS);
+  const data = status == 0 && (walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(WALK_AREA + WALK_COMPACT) <= MAX_REF_BYTES;
+  const checked = checkPayload(start, end, data);
   const flags = lowOf(checked);
   if (flags & P_HOST) return false;
-  const status = walk_json(start, end - start, WALK_AREA, MAX_WALK_NODES, MAX_WALK_DEPTH);
   if (status != 0) {
     lineRejected++;
     return true;
@@ -933,8 +940,7 @@ function payload(start: usize, end: usize): bool {
     if (kind & REC_ESCAPED) return false;
     if (!add((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
   }
-  const walkFlags = load<u32>(WALK_AREA + WALK_FLAGS);
-  if ((walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(WALK_AREA + WALK_COMPACT) <= MAX_REF_BYTES) {
+  if (data) {
     // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.
     if (flags & (P_ESCAPES | P_ODD_NUMBER)) return false;
     const n = posOf(checked);
@@ -979,8 +985,7 @@ function putJson(d: usize, p: usize, n: usize): usize {
   store<u8>(d++, <u8>DQUOTE);
   while (true) {
     const q = plainJsonEnd(p, end);
-    memory.copy(d, p, q - p);
-    d += q - p;
+    d = copyOver(d, p, q - p);
     if (q >= end) break;
     const c = <u32>load<u8>(q);
     store<u8>(d++, <u8>BACKSLASH);
@@ -1032,10 +1037,19 @@ function isScheme(p: usize, n: usize): bool {
   return true;
 }
 
-@inline function putWord(d: usize, w: u32): usize {
-  const n = wordLen(w);
-  memory.copy(d, wordAt(w), n);
+/**
+ * Copy n bytes from s to d 16 at a time (most pieces of an entry are short,
+ * where memory.copy's call costs more than the copy); returns d + n. Up to
+ * 15 bytes past both ends are read and written: every source here has slack
+ * after it, and the output room is checked with that margin.
+ */
+@inline function copyOver(d: usize, s: usize, n: usize): usize {
+  for (let o: usize = 0; o < n; o += 16) v128.store(d + o, v128.load(s + o));
   return d + n;
+}
+
+@inline function putWord(d: usize, w: u32): usize {
+  return copyOver(d, wordAt(w), wordLen(w));
 }
 
 /**
@@ -1068,13 +1082,26 @@ function emit(): u32 {
   sha256_counter_texts(pre, preLen, suf, sufLen, n, texts, handleTable);
   sha256_batch_hex(handleTable, n, hex, HANDLE_HEX, HANDLE_HEX);
 
+  // The bytes every entry of the line shares, laid out once: before the
+  // handle's hex, between it and the type, and from created_at to the end.
+  const headLen = wordLen(W_HEAD) + threadLen + wordLen(W_HANDLE);
+  const midLen = wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen + wordLen(W_TYPE);
+  const tailLen = wordLen(W_CREATED) + createdAtLen + wordLen(W_END);
+  const head = take(headLen);
+  const mid = take(midLen);
+  const tail = take(tailLen);
+  if (head == 0 || mid == 0 || tail == 0) return L_HOST;
+  putWord(copyOver(putWord(head, W_HEAD), threadAt, threadLen), W_HANDLE);
+  putWord(copyOver(putWord(copyOver(putWord(mid, W_TOOL_NAME), nameAt, nameLen), W_TOOL_CALL), callAt, callLen), W_TYPE);
+  putWord(copyOver(putWord(tail, W_CREATED), createdAt, createdAtLen), W_END);
+
   // Written straight into the room; an entry starts only when its largest
   // possible form fits (every byte of display name and reference escaped as
-  // \u00XX), otherwise the line is dropped whole (outLen is not moved) and
-  // `needed` says how much room all of it may take.
+  // \u00XX, plus what copyOver may write past the end), otherwise the line
+  // is dropped whole (outLen is not moved) and `needed` says how much room
+  // all of it may take.
   const fixed =
-    wordLen(W_HEAD) + threadLen + wordLen(W_HANDLE) + HANDLE_HEX + wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen +
-    wordLen(W_TYPE) + wordLen(W_IMAGE) + wordLen(W_DISPLAY) + wordLen(W_STRUCTURED_RESULT) + nameLen + wordLen(W_REF) + wordLen(W_MIME) + wordLen(W_CREATED) + createdAtLen + wordLen(W_END) + 4;
+    headLen + HANDLE_HEX + midLen + wordLen(W_IMAGE) + wordLen(W_DISPLAY) + wordLen(W_STRUCTURED_RESULT) + nameLen + wordLen(W_REF) + wordLen(W_MIME) + tailLen + 4 + 16;
   const roomEnd = outBase + outCap;
   let o = outBase + outLen;
   for (let i: u32 = 0; i < n; i++) {
@@ -1092,21 +1119,14 @@ function emit(): u32 {
       needed = <usize>all;
       return L_FULL;
     }
-    o = putWord(o, W_HEAD);
-    memory.copy(o, threadAt, threadLen);
-    o = putWord(o + threadLen, W_HANDLE);
-    memory.copy(o, hex + <usize>i * HANDLE_HEX, HANDLE_HEX);
-    o = putWord(o + HANDLE_HEX, W_TOOL_NAME);
-    memory.copy(o, nameAt, nameLen);
-    o = putWord(o + nameLen, W_TOOL_CALL);
-    memory.copy(o, callAt, callLen);
-    o = putWord(o + callLen, W_TYPE);
+    o = copyOver(o, head, headLen);
+    store<u64>(o, load<u64>(hex + <usize>i * HANDLE_HEX));
+    o = copyOver(o + HANDLE_HEX, mid, midLen);
     o = putWord(o, type);
     o = putWord(o, W_DISPLAY);
     if (type == K_DATA) {
       store<u8>(o++, <u8>DQUOTE);
-      memory.copy(o, nameAt, nameLen);
-      o = putWord(o + nameLen, W_STRUCTURED_RESULT);
+      o = putWord(copyOver(o, nameAt, nameLen), W_STRUCTURED_RESULT);
       store<u8>(o++, <u8>DQUOTE);
     } else {
       const dn = displayOf(ref, refLen);
@@ -1115,15 +1135,8 @@ function emit(): u32 {
     o = putWord(o, W_REF);
     o = putJson(o, ref, refLen);
     const mime = <usize>load<u32>(e, 12);
-    if (mime != 0) {
-      o = putWord(o, W_MIME);
-      const mimeLen = <usize>load<u32>(e, 16);
-      memory.copy(o, mime, mimeLen);
-      o += mimeLen;
-    }
-    o = putWord(o, W_CREATED);
-    memory.copy(o, createdAt, createdAtLen);
-    o = putWord(o + createdAtLen, W_END);
+    if (mime != 0) o = copyOver(putWord(o, W_MIME), mime, <usize>load<u32>(e, 16));
+    o = copyOver(o, tail, tailLen);
   }
   outLen = o - outBase;
   return L_DONE;

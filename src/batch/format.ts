@@ -26,6 +26,9 @@ export const TABLE_HEADER = COLUMNS.map(([name, width]) => (width === 0 ? name :
 
 const json = JSON.stringify;
 
+/** Where output lines go: any list that takes strings (the line scanner's also holds the engine's bytes). */
+type Lines = { push(line: string): unknown };
+
 /**
  * The JSON line of each entry of one result, pushed to `out`: `{"thread_id":…}`
  * then the entry's fields, in ArtifactEntry's order, byte for byte what
@@ -33,7 +36,7 @@ const json = JSON.stringify;
  * result shares (tool, call, time) are encoded once per result, and handles
  * and types need no escaping: about half the cost of stringifying each entry.
  */
-function jsonLines(threadId: string, entries: readonly ArtifactEntry[], out: string[]): void {
+function jsonLines(threadId: string, entries: readonly ArtifactEntry[], out: Lines): void {
   const first = entries[0];
   const head = `{"thread_id":${json(threadId)},"handle":"`;
   const call = `","tool_name":${json(first.tool_name)},"tool_call_id":${json(first.tool_call_id)},"call_index":${json(first.call_index)},"artifact_type":"`;
@@ -50,7 +53,7 @@ function jsonLines(threadId: string, entries: readonly ArtifactEntry[], out: str
 }
 
 /** The output lines of one result's entries, newlines included, pushed to `out`. */
-export function formatEntries(threadId: string, entries: readonly ArtifactEntry[], format: OutputFormat, out: string[]): void {
+export function formatEntries(threadId: string, entries: readonly ArtifactEntry[], format: OutputFormat, out: Lines): void {
   if (entries.length === 0) return;
   if (format === "jsonl") return jsonLines(threadId, entries, out);
   for (const e of entries) {

@@ -105,7 +105,7 @@ function scanLine(text: string, line: number, options: LineScanOptions, probe: I
     probe?.(item.threadId);
     const found = scanItem(item, options, acc.onRejectedPayload);
     result.entries += found.length;
-    formatEntries(item.threadId, found, options.format, acc.output as string[]);
+    formatEntries(item.threadId, found, options.format, acc.output);
   } catch (err) {
     result.failures.push({ line, reason: errorMessage(err) });
   }
