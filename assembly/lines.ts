@@ -190,6 +190,8 @@ const SLACK: usize = 96;
 const HANDLE_HEX: usize = 8;
 // Output one line may need room for, at most (the u32 ABI's room is the limit).
 const MAX_LINE_OUTPUT: u64 = 1 << 30;
+// Handle-text scratch one line may need (as the host would size it), at most.
+const MAX_HANDLE_SCRATCH: u64 = 1 << 30;
 
 // ---- Line outcomes ------------------------------------------------------------
 const L_DONE: u32 = 0; // entries (maybe none) written
@@ -205,6 +207,7 @@ const V_ARRAY: u32 = 3;
 const V_NULL: u32 = 4;
 const V_OTHER: u32 = 5; // number or boolean
 const S_ESCAPED: u32 = 1;
+const S_UNREAD: u32 = 2; // an object value `fields` could not read into its set
 
 /** The letter of a two-byte JSON escape: " \\ / b f n r t. */
 @inline function isShortEscape(e: u32): bool {
@@ -402,7 +405,14 @@ function fields(p: usize, end: usize, keys: u32, set: usize): usize {
       flags = lowOf(s);
     } else {
       const nested = c == LBRACE && k != NO_WORD ? nestedSet(set, k) : 0;
-      p = nested != 0 ? fields(p, end, MESSAGE_KEYS, nested) : skipValue(p, end);
+      let q: usize = nested != 0 ? fields(p, end, MESSAGE_KEYS, nested) : 0;
+      if (q == 0) {
+        // Skipped instead: not read (a key with escapes, a read key twice),
+        // which matters only if the line turns out to need it.
+        if (nested != 0) flags = S_UNREAD;
+        q = skipValue(p, end);
+      }
+      p = q;
       if (p == 0) return 0;
       if (c == LBRACE) kind = V_OBJECT;
       else if (c == LBRACKET) kind = V_ARRAY;
@@ -517,7 +527,7 @@ function startLine(work: usize, len: usize): bool {
   entryCount = 0;
   entryCap = FIRST_ENTRIES;
   entries = take(<usize>FIRST_ENTRIES * ENTRY);
-  tableMask = FIRST_ENTRIES * 2 - 1;
+  tableMask = FIRST_ENTRIES * 4 - 1;
   table = take((<usize>tableMask + 1) << 2);
   if (entries == 0 || table == 0) return false;
   memory.fill(table, 0, (<usize>tableMask + 1) << 2);
@@ -526,9 +536,9 @@ function startLine(work: usize, len: usize): bool {
 
 // ---- Entries -----------------------------------------------------------------
 const HASH_MUL: u64 = 0x9e3779b97f4a7c15;
-// Probes before a lookup gives up and leaves the line to the host: at half
-// load a fair hash needs a few; only crafted references cluster further, and
-// the host's Set handles those without the quadratic cost.
+// Probes before a lookup gives up and leaves the line to the host: at a
+// quarter load a fair hash needs a few; only crafted references cluster
+// further, and the host's Set handles those without the quadratic cost.
 const MAX_PROBES: u32 = 32;
 
 /** A hash of n bytes at p, every input bit mixed into the low bits the table uses. */
@@ -593,8 +603,10 @@ function add(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool
   store<u32>(e, h, 20);
   store<u32>(table + (<usize>slot << 2), entryCount + 1);
   entryCount++;
-  if (entryCount * 2 > tableMask + 1) {
-    // Grow at half load: a doubled table, everything inserted again.
+  if (entryCount * 4 > tableMask + 1) {
+    // Grow at a quarter load (a doubled table, everything inserted again):
+    // at half load, runs past MAX_PROBES turn up by chance once a line has
+    // tens of thousands of references.
     const slots = (<usize>tableMask + 1) << 1;
     const bigger = take(slots << 2);
     if (bigger == 0) return false;
@@ -1062,6 +1074,11 @@ function emit(): u32 {
   // Handle texts (hash.ts's handleText): thread:call:0:<ordinal>[:<message id>]
   const preLen = threadLen + callLen + 4;
   const sufLen = hasId ? idLen + 1 : 0;
+  // The host's generateResultHandles reserves 3 bytes per UTF-16 unit of each
+  // text and fails past 4 GiB; a line near that (megabytes of ids times
+  // thousands of references) is left to it, which also keeps every size
+  // below well inside u32.
+  if (<u64>n * <u64>(3 * (preLen + sufLen) + 32) >= MAX_HANDLE_SCRATCH) return L_HOST;
   const pre = take(preLen);
   const suf = take(sufLen);
   const handleTable = take(<usize>n << 3);
@@ -1206,7 +1223,7 @@ function line(start: usize, end: usize, work: usize): u32 {
   let form = serializedForm();
   let kwargs = SET_TOP_KWARGS;
   if (form == F_PLAIN && has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
-    if (slotKind(K_MESSAGE) != V_OBJECT) return L_HOST;
+    if (slotKind(K_MESSAGE) != V_OBJECT || (slotFlags(K_MESSAGE) & S_UNREAD) != 0) return L_HOST;
     cur = SET_MESSAGE;
     form = serializedForm();
     kwargs = SET_MESSAGE_KWARGS;
@@ -1214,6 +1231,7 @@ function line(start: usize, end: usize, work: usize): u32 {
   if (form == F_HOST) return L_HOST;
   if (form == F_OTHER_CLASS) return L_SKIPPED;
   if (form == F_TOOL_CLASS) {
+    if (slotFlags(K_KWARGS) & S_UNREAD) return L_HOST;
     cur = kwargs; // the message's fields are its kwargs (items.ts's plainToolMessage)
   } else if (has(K_TYPE)) {
     // isToolMessage

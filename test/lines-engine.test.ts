@@ -559,6 +559,42 @@ describe("engine path", () => {
     expect(expectSame(bytes, options, "long ids").entries).toBe(4);
   });
 
+  // 40,000 distinct references in one line: the dedupe table grows many
+  // times, and chance probe runs must not send the line to the host.
+  it("takes a line with tens of thousands of distinct references", () => {
+    const content = Array.from({ length: 40_000 }, (_, k) => `/mnt/user-data/0_${k}.csv`).join(" ");
+    const bytes = new Uint8Array(Buffer.from(JSON.stringify({ thread_id: "t", type: "tool", tool_call_id: "c", content })));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    scanLinesPacked(bytes, options, undefined, undefined, stats);
+    expect(stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(expectSame(bytes, options, "many refs").entries).toBe(40_000);
+  });
+
+  // The TypeScript path fails such a line (its handle scratch would pass 4 GiB):
+  // the engine must leave it to that path, not succeed where it fails.
+  it("leaves a line of a huge message id times thousands of references to the host", () => {
+    const content = Array.from({ length: 8_200 }, (_, k) => `/mnt/user-data/${k}.csv`).join(" ");
+    const line = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", id: "m".repeat(180_000), content } });
+    const bytes = new Uint8Array(Buffer.from(`${line}\n{"thread_id":"t","type":"tool","tool_call_id":"d","content":"/mnt/user-data/x.csv"}`));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    scanLinesPacked(bytes, options, undefined, undefined, stats);
+    expect(stats).toEqual({ engineLines: 1, jsLines: 1 });
+    expect(expectSame(bytes, options, "huge id").failures).toHaveLength(1);
+  });
+
+  // A direct-form line (tool_call_id at the top) ignores its `message` field,
+  // so a message object the engine cannot read must not cost the line.
+  it("takes a direct-form line whose unused message field has a repeated key", () => {
+    const bytes = new Uint8Array(Buffer.from('{"thread_id":"t","type":"tool","tool_call_id":"c","message":{"content":1,"content":2},"content":"/mnt/user-data/a.csv"}'));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    scanLinesPacked(bytes, options, undefined, undefined, stats);
+    expect(stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(expectSame(bytes, options, "unread message").entries).toBe(1);
+  });
+
   it("output far larger than the input: the output room fills and grows", () => {
     const refs = Array.from({ length: 3000 }, (_, i) => `/${i}`).join(" ");
     const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } }));
