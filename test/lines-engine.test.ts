@@ -537,6 +537,13 @@ describe("path statistics", () => {
   });
 });
 
+/** How many of the chunk's lines each path scanned. */
+function pathsOf(bytes: Uint8Array, options: LineScanOptions): LinePathStats {
+  const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+  scanLinesPacked(bytes, options, undefined, undefined, stats);
+  return stats;
+}
+
 describe("engine path", () => {
   // 40 lines of 3000 two-byte refs: 21 MB of output from 0.7 MB of input, so
   // the engine's output room fills mid-chunk, is emptied, and must grow for
@@ -553,9 +560,7 @@ describe("engine path", () => {
     ].map((l) => JSON.stringify(l));
     const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
     const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
-    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-    scanLinesPacked(bytes, options, undefined, undefined, stats);
-    expect(stats).toEqual({ engineLines: 3, jsLines: 0 });
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 3, jsLines: 0 });
     expect(expectSame(bytes, options, "long ids").entries).toBe(4);
   });
 
@@ -565,9 +570,7 @@ describe("engine path", () => {
     const content = Array.from({ length: 40_000 }, (_, k) => `/mnt/user-data/0_${k}.csv`).join(" ");
     const bytes = new Uint8Array(Buffer.from(JSON.stringify({ thread_id: "t", type: "tool", tool_call_id: "c", content })));
     const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
-    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-    scanLinesPacked(bytes, options, undefined, undefined, stats);
-    expect(stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 1, jsLines: 0 });
     expect(expectSame(bytes, options, "many refs").entries).toBe(40_000);
   });
 
@@ -578,9 +581,7 @@ describe("engine path", () => {
     const line = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", id: "m".repeat(180_000), content } });
     const bytes = new Uint8Array(Buffer.from(`${line}\n{"thread_id":"t","type":"tool","tool_call_id":"d","content":"/mnt/user-data/x.csv"}`));
     const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
-    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-    scanLinesPacked(bytes, options, undefined, undefined, stats);
-    expect(stats).toEqual({ engineLines: 1, jsLines: 1 });
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 1, jsLines: 1 });
     expect(expectSame(bytes, options, "huge id").failures).toHaveLength(1);
   });
 
@@ -589,9 +590,7 @@ describe("engine path", () => {
   it("takes a direct-form line whose unused message field has a repeated key", () => {
     const bytes = new Uint8Array(Buffer.from('{"thread_id":"t","type":"tool","tool_call_id":"c","message":{"content":1,"content":2},"content":"/mnt/user-data/a.csv"}'));
     const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
-    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-    scanLinesPacked(bytes, options, undefined, undefined, stats);
-    expect(stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 1, jsLines: 0 });
     expect(expectSame(bytes, options, "unread message").entries).toBe(1);
   });
 
@@ -600,9 +599,7 @@ describe("engine path", () => {
     const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } }));
     const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
     const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT, sandboxPrefixes: ["/"] };
-    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-    scanLinesPacked(bytes, options, undefined, undefined, stats);
-    expect(stats).toEqual({ engineLines: 40, jsLines: 0 });
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 40, jsLines: 0 });
     const reference = expectSame(bytes, options, "output room");
     expect(reference.entries).toBe(120_000);
     expect(reference.output.byteLength).toBeGreaterThan(30 * bytes.byteLength);
