@@ -24,10 +24,11 @@ const PROGRESS_INTERVAL_MS = 100;
 /**
  * Below this input size, on machines with fewer than
  * MIN_CORES_FOR_SHARED_POOL cores, `--threads` defaults to 1. Each worker
- * costs about 0.1 s of CPU to start and more to warm up, which the calling
- * thread alone, at about 200 MB/s, does not earn back on small inputs: with
- * 2 cores bench/cli.bench.ts measured the pool at 0.92× the calling thread on
- * 85 MB and 1.07× on 255 MB, and 1.5× on 1 GB.
+ * costs about 0.1 s of CPU to start and more to warm up, which on small
+ * inputs the pool does not earn back from a calling thread that scans
+ * 240–360 MB/s by itself: on 2 cores bench/cli.bench.ts measured the pool at
+ * 0.84× the calling thread on 85 MB, 1.02× on 255 MB (whole runs) and 1.37×
+ * on 1 GB.
  */
 const POOL_MIN_INPUT_BYTES = 256 * 1024 * 1024;
 
