@@ -963,25 +963,6 @@ function payload(start: usize, end: usize): bool {
 }
 
 // ---- Output --------------------------------------------------------------------
-/** The first byte in [p, end) JSON.stringify escapes (a control, '"' or '\'), or end. Non-ASCII bytes are written as they are. */
-@inline function plainJsonEnd(p: usize, end: usize): usize {
-  const quote = i8x16.splat(<i8>DQUOTE);
-  const bslash = i8x16.splat(<i8>BACKSLASH);
-  const ctl = i8x16.splat(<i8>SPACE);
-  while (p + 16 <= end) {
-    const v = v128.load(p);
-    const m = i8x16.bitmask(v128.or(i8x16.lt_u(v, ctl), v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash))));
-    if (m != 0) return p + <usize>ctz(m);
-    p += 16;
-  }
-  while (p < end) {
-    const c = <u32>load<u8>(p);
-    if (c < SPACE || c == DQUOTE || c == BACKSLASH) break;
-    p++;
-  }
-  return p;
-}
-
 /** A control character's short escape letter (\b \t \n \f \r), or 0: written \u00XX. */
 @inline function shortEscape(c: u32): u32 {
   if (c == 0x08) return 0x62;
@@ -997,7 +978,7 @@ function putJson(d: usize, p: usize, n: usize): usize {
   const end = p + n;
   store<u8>(d++, <u8>DQUOTE);
   while (true) {
-    const q = plainJsonEnd(p, end);
+    const q = plainRunEnd(p, end, true, false); // the first byte JSON.stringify escapes
     d = copyOver(d, p, q - p);
     if (q >= end) break;
     const c = <u32>load<u8>(q);

@@ -252,23 +252,26 @@ export function decodeUtf8(p: usize, end: usize): u64 {
 
 // ---- String tokens ------------------------------------------------------------
 /** The first byte at or after p that needs a look (quote, backslash, control,
- * non-ASCII), or end. With SIMD, 16 bytes at a time: those bytes are exactly
- * the ones below 0x20 as signed bytes, plus the two. */
-@inline export function plainRunEnd(p: usize, end: usize, simd: bool): usize {
+ * and non-ASCII unless `nonAscii` is false: a writer of JSON.stringify's form
+ * copies those as they are), or end. With SIMD, 16 bytes at a time: those
+ * bytes are exactly the ones below 0x20 as signed (unsigned) bytes, plus the
+ * two. */
+@inline export function plainRunEnd(p: usize, end: usize, simd: bool, nonAscii: bool = true): usize {
   if (simd) {
     const quote = i8x16.splat(<i8>DQUOTE);
     const bslash = i8x16.splat(<i8>BACKSLASH);
     const ctl = i8x16.splat(<i8>SPACE);
     while (p + 16 <= end) {
       const v = v128.load(p);
-      const m = i8x16.bitmask(v128.or(i8x16.lt_s(v, ctl), v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash))));
+      const low = nonAscii ? i8x16.lt_s(v, ctl) : i8x16.lt_u(v, ctl);
+      const m = i8x16.bitmask(v128.or(low, v128.or(i8x16.eq(v, quote), i8x16.eq(v, bslash))));
       if (m != 0) return p + <usize>ctz(m);
       p += 16;
     }
   }
   while (p < end) {
     const c = <u32>load<u8>(p);
-    if (c < SPACE || c >= 0x80 || c == DQUOTE || c == BACKSLASH) break;
+    if (c < SPACE || (nonAscii && c >= 0x80) || c == DQUOTE || c == BACKSLASH) break;
     p++;
   }
   return p;
