@@ -26,37 +26,21 @@
 // The rules themselves are DESIGN §4's, as src/extract.ts applies them; the
 // gates, the free-text scanner, the bounded walk and the handle hash are the
 // engine's own kernels, called here directly.
-import { arenaBase, reserve } from "./memory";
+import { arenaBase, copyOver, reserve } from "./memory";
 import { scan_max_pairs, scan_text } from "./scan";
 import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
-import { decodeEscape, decodeUtf8, lowOf, pack, plainRunEnd, posOf, scanNumber, skipSpace, walk_gate, walk_json } from "./walk";
+import {
+  ALSE_LE, BACKSLASH, COLON, COMMA, CR, DQUOTE, FLAG_KNOWN, FLAG_NON_EMPTY, GATE_FILE, GATE_TASK, HASH, LBRACE, LBRACKET, LF, LOW_F, LOW_N, LOW_T,
+  MAX_REF_BYTES, MINUS, NULL_LE, OUT_COMPACT, OUT_FLAGS, OUT_RECORDS, OUT_REFS, QUESTION, RECORD_BYTES, REC_ESCAPED, SLASH, SPACE, TAB, TRUE_LE, ZERO,
+  decodeEscape, decodeUtf8, lowOf, pack, plainRunEnd, posOf, scanNumber, skipSpace, walk_gate, walk_json,
+} from "./walk";
 
 // ---- Bytes ------------------------------------------------------------------
-const TAB: u32 = 0x09;
-const LF: u32 = 0x0a;
+// walk.ts has the rest (imported above).
 const VT: u32 = 0x0b;
 const FF: u32 = 0x0c;
-const CR: u32 = 0x0d;
-const SPACE: u32 = 0x20;
-const DQUOTE: u32 = 0x22;
-const HASH: u32 = 0x23;
-const COMMA: u32 = 0x2c;
-const MINUS: u32 = 0x2d;
-const SLASH: u32 = 0x2f;
-const ZERO: u32 = 0x30;
-const COLON: u32 = 0x3a;
-const QUESTION: u32 = 0x3f;
-const LBRACKET: u32 = 0x5b;
-const BACKSLASH: u32 = 0x5c;
-const LBRACE: u32 = 0x7b;
 const RBRACKET: u32 = 0x5d;
 const RBRACE: u32 = 0x7d;
-const LOW_F: u32 = 0x66;
-const LOW_N: u32 = 0x6e;
-const LOW_T: u32 = 0x74;
-const TRUE_LE: u32 = 0x65757274; // "true"
-const NULL_LE: u32 = 0x6c6c756e; // "null"
-const ALSE_LE: u32 = 0x65736c61; // "alse" of "false"
 
 // ---- Words: keys read, values compared, output pieces ----------------------
 // WORDS holds them back to back (UTF-8); word i is WORD_LEN[i] bytes at WORD_AT[i].
@@ -171,22 +155,12 @@ const STAT_STOP: usize = 20;
 const STAT_NEEDED: usize = 24;
 const FLAG_TEXT: u32 = 1; // scan texts for references
 
-// The walk's ABI (see walk.ts) and DESIGN's budgets (src/engine/serialize.ts).
+// DESIGN's walk budgets (src/engine/serialize.ts), and the room the walk's output needs.
 const MAX_WALK_NODES: u32 = 1024;
 const MAX_WALK_DEPTH: u32 = 32;
-const WALK_OUT: usize = 32 + 12 * <usize>MAX_WALK_NODES;
-const WALK_REFS: usize = 4;
-const WALK_FLAGS: usize = 8;
-const WALK_COMPACT: usize = 12;
-const WALK_RECORDS: usize = 32;
-const WALK_RECORD: usize = 12;
-const REC_ESCAPED: u32 = 0x100;
-const GATE_FILE: u32 = 1;
-const GATE_TASK: u32 = 2;
-const FLAG_KNOWN: u32 = 1;
-const FLAG_NON_EMPTY: u32 = 2;
-const MAX_REF_BYTES: usize = 4096;
-// The scan kernel reads up to 80 bytes past a text and 16 before it.
+const WALK_OUT: usize = OUT_RECORDS + RECORD_BYTES * <usize>MAX_WALK_NODES;
+// Readable room kept after texts and scratch: the scan kernel reads up to 80
+// bytes past a text, and copyOver up to 15 past what it copies.
 const SLACK: usize = 96;
 const HANDLE_HEX: usize = 8;
 // Output one line may need room for, at most (the u32 ABI's room is the limit).
@@ -246,7 +220,7 @@ function skipString(p: usize, end: usize): u64 {
 // Open containers of a skipped value, one byte each ('{' or '['). JSON.parse
 // nests deeper; such a line is left to the host.
 const MAX_NEST: u32 = 512;
-const NEST: usize = memory.data(512);
+const NEST: usize = memory.data(<i32>MAX_NEST);
 
 /** The key at p and its colon: where its value starts, blanks skipped; 0 when malformed. */
 function afterKey(p: usize, end: usize): usize {
@@ -330,7 +304,7 @@ function skipValue(p: usize, end: usize): usize {
 // after another. The accessors read the set `cur`.
 const SET_SEEN: usize = <usize>KEY_COUNT << 4;
 const SET_BYTES: usize = SET_SEEN + 16;
-const SETS: usize = memory.data(5 * ((<i32>KEY_COUNT << 4) + 16), 16);
+const SETS: usize = memory.data(5 * <i32>SET_BYTES, 16);
 const SET_TOP: usize = SETS;
 const SET_MESSAGE: usize = SETS + SET_BYTES;
 const SET_TOP_KWARGS: usize = SETS + 2 * SET_BYTES;
@@ -461,18 +435,20 @@ let createdAtLen: usize = 0;
 // The line's ids, as content bytes of string tokens without escapes.
 let threadAt: usize = 0;
 let threadLen: usize = 0;
-let nameAt: usize = 0; // 0: "unknown"
+let nameAt: usize = 0; // the name's bytes, or the word "unknown"
 let nameLen: usize = 0;
 let callAt: usize = 0;
 let callLen: usize = 0;
-let idAt: usize = 0; // 0: no occurrence id
+let hasId = false; // the message's id is a string: the occurrence id
+let idAt: usize = 0;
 let idLen: usize = 0;
 let lineRejected: u32 = 0;
 
-// Fixed scratch: the walk's output, a data entry's JSON text, and the keys of
-// the payload objects open at a time (u32 start, length, hash each).
+// Fixed scratch: the walk's output, a data entry's JSON text (a line has at
+// most one payload, so at most one data entry), and the keys of the payload
+// objects open at a time (u32 start, length, hash each).
 const WALK_AREA: usize = memory.data(<i32>WALK_OUT, 16);
-const COMPACT: usize = memory.data(<i32>(MAX_REF_BYTES + SLACK), 16);
+const COMPACT: usize = memory.data(<i32>MAX_REF_BYTES + <i32>SLACK, 16);
 const KEY_STACK_CAP: u32 = 2048;
 const KEY_STACK: usize = memory.data(<i32>KEY_STACK_CAP * 12, 4);
 // Per open container of a payload: where its keys start on the key stack, and whether it is an object.
@@ -508,12 +484,16 @@ const MAX_ENTRIES: u32 = 1 << 24;
   return reserve(end - arenaBase()) != 0;
 }
 
+// The end of a wasm32 memory (4 GiB), less room for the last region's slack.
+const MEMORY_LIMIT: u64 = (<u64>1 << 32) - 4096;
+
 /** n bytes of line scratch, 16-aligned, with 16 bytes before and SLACK after it readable; 0 without memory. */
-function take(n: usize): usize {
+function take(n: u64): usize {
   const p = align16(bump) + 16;
-  const next = p + n + SLACK;
-  if (!room(next)) return 0;
-  bump = next;
+  // In u64: a size near the 4 GiB of a wasm32 memory must fail, not wrap.
+  const next = <u64>p + n + <u64>SLACK;
+  if (next >= MEMORY_LIMIT || !room(<usize>next)) return 0;
+  bump = <usize>next;
   return p;
 }
 
@@ -525,7 +505,6 @@ function startLine(work: usize, len: usize): bool {
   unescapedUsed = 0;
   pairs = 0;
   pairsCap = 0;
-  entryCount = 0;
   entryCap = FIRST_ENTRIES;
   entries = take(<usize>FIRST_ENTRIES * ENTRY);
   tableMask = FIRST_ENTRIES * 4 - 1;
@@ -712,7 +691,7 @@ function text(start: usize, end: usize, flags: u32, content: bool, payload: bool
   const cap = scan_max_pairs(n, prefixTable, prefixCount);
   if (cap > pairsCap) {
     pairsCap = max(cap, pairsCap << 1); // doubling: a line's texts take at most twice the largest
-    pairs = take(pairsCap << 3);
+    pairs = take(<u64>pairsCap << 3);
     if (pairs == 0) return false;
   }
   const found = <u32>scan_text(p, n, prefixTable, prefixCount, pairs);
@@ -845,15 +824,6 @@ function indexLike(p: usize, n: usize): bool {
   return true;
 }
 
-/** Whether the number token [p, q) is one JSON.stringify writes back unchanged: an integer of at most 15 digits, not -0. */
-function plainNumber(p: usize, q: usize): bool {
-  const neg = <u32>load<u8>(p) == MINUS;
-  const digits = q - p - <usize>neg;
-  if (digits > 15) return false;
-  for (let i = p + <usize>neg; i < q; i++) if (<u32>load<u8>(i) - ZERO >= 10) return false;
-  return !(neg && <u32>load<u8>(p + 1) == ZERO);
-}
-
 /**
  * Check the payload [start, end) (valid JSON) for what would make the walk of
  * its raw bytes differ from the walk of JSON.parse's value, and copy its
@@ -887,7 +857,7 @@ function checkPayload(start: usize, end: usize, copy: bool): u64 {
         // Past KEY_STACK_CAP keys (twice the walk's node budget) JSON.parse
         // keeps more values than the walk takes unless most keys repeat: the
         // host's call either way, and the pairwise check below stays bounded.
-        if (lowOf(r) & S_ESCAPED || indexLike(k, n) || keys == KEY_STACK_CAP || ++allKeys > KEY_STACK_CAP) return P_HOST;
+        if (lowOf(r) & S_ESCAPED || indexLike(k, n) || ++allKeys > KEY_STACK_CAP) return P_HOST;
         const h = hashBytes(k, n);
         for (let i = load<u32>(LEVELS + (<usize>(depth - 1) << 2)); i < keys; i++) {
           const e = KEY_STACK + <usize>i * 12;
@@ -901,8 +871,12 @@ function checkPayload(start: usize, end: usize, copy: bool): u64 {
         expectKey = false;
       }
     } else if (c == MINUS || c - ZERO < 10) {
-      q = posOf(scanNumber(p, end));
-      if (!plainNumber(p, q)) flags |= P_ODD_NUMBER;
+      // scanNumber's second value is the token's length exactly when
+      // JSON.stringify writes it back unchanged (an integer of at most 15
+      // digits, not -0), else 1; a token that is not is at least 2 bytes.
+      const r = scanNumber(p, end);
+      q = posOf(r);
+      if (<usize>lowOf(r) != q - p) flags |= P_ODD_NUMBER;
     } else if (c == LBRACE || c == LBRACKET) {
       if (depth == KEY_LEVELS) return P_HOST;
       store<u32>(LEVELS + (<usize>depth << 2), keys);
@@ -937,8 +911,8 @@ function payload(start: usize, end: usize): bool {
   // The walk first: only a payload that may become a data entry needs its
   // compact copy. Its verdict counts only once the checks have passed.
   const status = walk_json(start, end - start, WALK_AREA, MAX_WALK_NODES, MAX_WALK_DEPTH);
-  const walkFlags = load<u32>(WALK_AREA + WALK_FLAGS);
-  const data = status == 0 && (walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(WALK_AREA + WALK_COMPACT) <= MAX_REF_BYTES;
+  const walkFlags = load<u32>(WALK_AREA + OUT_FLAGS);
+  const data = status == 0 && (walkFlags & FLAG_KNOWN) == 0 && (walkFlags & FLAG_NON_EMPTY) != 0 && <usize>load<u32>(WALK_AREA + OUT_COMPACT) <= MAX_REF_BYTES;
   const checked = checkPayload(start, end, data);
   const flags = lowOf(checked);
   if (flags & P_HOST) return false;
@@ -946,9 +920,9 @@ function payload(start: usize, end: usize): bool {
     lineRejected++;
     return true;
   }
-  const refs = load<u32>(WALK_AREA + WALK_REFS);
+  const refs = load<u32>(WALK_AREA + OUT_REFS);
   for (let i: u32 = 0; i < refs; i++) {
-    const rec = WALK_AREA + WALK_RECORDS + <usize>i * WALK_RECORD;
+    const rec = WALK_AREA + OUT_RECORDS + <usize>i * RECORD_BYTES;
     const kind = load<u32>(rec, 8);
     if (kind & REC_ESCAPED) return false;
     if (!add((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
@@ -1031,24 +1005,15 @@ function isScheme(p: usize, n: usize): bool {
   return true;
 }
 
-/**
- * Copy n bytes from s to d 16 at a time (most pieces of an entry are short,
- * where memory.copy's call costs more than the copy); returns d + n. Up to
- * 15 bytes past both ends are read and written: every source here has slack
- * after it, and the output room is checked with that margin.
- */
-@inline function copyOver(d: usize, s: usize, n: usize): usize {
-  for (let o: usize = 0; o < n; o += 16) v128.store(d + o, v128.load(s + o));
-  return d + n;
-}
-
 @inline function putWord(d: usize, w: u32): usize {
   return copyOver(d, wordAt(w), wordLen(w));
 }
 
 /**
  * Hash the line's handles and write its entries, as src/batch/format.ts's
- * jsonLines writes them. L_FULL (and `needed`) when the output room is short.
+ * jsonLines writes them. L_FULL (and `needed`) when the output room is
+ * short; L_HOST when the line needs more handle scratch or output than the
+ * host would, or memory cannot grow.
  */
 function emit(): u32 {
   const n = entryCount;
@@ -1060,7 +1025,7 @@ function emit(): u32 {
   // text and fails past 4 GiB; a line near that (megabytes of ids times
   // thousands of references) is left to it, which also keeps every size
   // below well inside u32.
-  if (<u64>n * <u64>(3 * (preLen + sufLen) + 32) >= MAX_HANDLE_SCRATCH) return L_HOST;
+  if (<u64>n * (3 * <u64>(preLen + sufLen) + 32) >= MAX_HANDLE_SCRATCH) return L_HOST;
   const pre = take(preLen);
   const suf = take(sufLen);
   const handleTable = take(<usize>n << 3);
@@ -1108,11 +1073,11 @@ function emit(): u32 {
     const ref = <usize>load<u32>(e);
     const refLen = <usize>load<u32>(e, 4);
     const type = load<u32>(e, 8);
-    if (o + fixed + 12 * refLen + <usize>load<u32>(e, 16) > roomEnd) {
+    if (<u64>o + <u64>fixed + 12 * <u64>refLen + <u64>load<u32>(e, 16) > <u64>roomEnd) {
       let all: u64 = 0;
       for (let k: u32 = 0; k < n; k++) {
         const f = entries + <usize>k * ENTRY;
-        all += <u64>(fixed + 12 * <usize>load<u32>(f, 4) + <usize>load<u32>(f, 16));
+        all += <u64>fixed + 12 * <u64>load<u32>(f, 4) + <u64>load<u32>(f, 16);
       }
       if (all > MAX_LINE_OUTPUT) return L_HOST;
       needed = <usize>all;
@@ -1142,7 +1107,6 @@ function emit(): u32 {
 }
 
 // ---- Lines -------------------------------------------------------------------
-let hasId = false;
 
 // What the object whose fields were just read is (items.ts's serializedClass):
 const F_PLAIN: u32 = 0; // no lc, no kwargs: a plain message (or a wrapper)

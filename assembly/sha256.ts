@@ -17,6 +17,7 @@
 // whole 64-byte block (one tool result's handles) compress it once: its state
 // is kept and reused (see firstBlock). `sha256_counter_texts` lays out one
 // result's handle texts from their shared prefix and suffix.
+import { copyOver } from "./memory";
 
 // Round constants: first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes.
@@ -495,16 +496,6 @@ export function sha256_batch_hex(table: usize, count: u32, out: usize, chars: us
   // leftover messages are cheaper on the scalar path.
   if (rest > 2) digestLanes(table, i, rest, out, chars, stride);
   else if (rest > 0) sha256_batch_hex_scalar(table + (<usize>i << 3), rest, out + <usize>i * stride, chars, stride);
-}
-
-/**
- * Copy `len` bytes from `src` to `at` 16 at a time; returns the end. Unless
- * `len` is a multiple of 16, up to 15 bytes past either end are read or
- * written (see sha256_counter_texts).
- */
-@inline function copyOver(at: usize, src: usize, len: usize): usize {
-  for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
-  return at + len;
 }
 
 /** Table entry `i`: the message from `start` to `end`. */

@@ -42,37 +42,37 @@
 //                    is known to be printable ASCII (the host may skip UTF-8)
 
 // ---- Byte constants -------------------------------------------------------
-const TAB: u32 = 0x09;
-const LF: u32 = 0x0a;
-const CR: u32 = 0x0d;
-const SPACE: u32 = 0x20;
-const DQUOTE: u32 = 0x22;
-const HASH: u32 = 0x23;
+export const TAB: u32 = 0x09;
+export const LF: u32 = 0x0a;
+export const CR: u32 = 0x0d;
+export const SPACE: u32 = 0x20;
+export const DQUOTE: u32 = 0x22;
+export const HASH: u32 = 0x23;
 const PLUS: u32 = 0x2b;
-const COMMA: u32 = 0x2c;
-const MINUS: u32 = 0x2d;
+export const COMMA: u32 = 0x2c;
+export const MINUS: u32 = 0x2d;
 const DOT: u32 = 0x2e;
-const SLASH: u32 = 0x2f;
-const ZERO: u32 = 0x30;
+export const SLASH: u32 = 0x2f;
+export const ZERO: u32 = 0x30;
 const ONE: u32 = 0x31;
-const COLON: u32 = 0x3a;
-const QUESTION: u32 = 0x3f;
+export const COLON: u32 = 0x3a;
+export const QUESTION: u32 = 0x3f;
 const DEL: u32 = 0x7f;
-const LBRACKET: u32 = 0x5b;
-const BACKSLASH: u32 = 0x5c;
+export const LBRACKET: u32 = 0x5b;
+export const BACKSLASH: u32 = 0x5c;
 const LOW_E: u32 = 0x65;
-const LOW_F: u32 = 0x66;
-const LOW_N: u32 = 0x6e;
+export const LOW_F: u32 = 0x66;
+export const LOW_N: u32 = 0x6e;
 const LOW_S: u32 = 0x73;
-const LOW_T: u32 = 0x74;
+export const LOW_T: u32 = 0x74;
 const LOW_U: u32 = 0x75;
-const LBRACE: u32 = 0x7b;
+export const LBRACE: u32 = 0x7b;
 const CLOSE_OFFSET: u32 = 2; // "]" is "[" + 2 and "}" is "{" + 2
 
 // Little-endian words, compared in one load.
-const TRUE_LE: u32 = 0x65757274; // "true"
-const NULL_LE: u32 = 0x6c6c756e; // "null"
-const ALSE_LE: u32 = 0x65736c61; // "alse" of "false"
+export const TRUE_LE: u32 = 0x65757274; // "true"
+export const NULL_LE: u32 = 0x6c6c756e; // "null"
+export const ALSE_LE: u32 = 0x65736c61; // "alse" of "false"
 const HTTP_LE: u64 = 0x70747468; // "http"
 const HTTP_SLASHES_LE: u64 = 0x2f2f3a70747468; // "http://"
 const HTTPS_SLASHES_LE: u64 = 0x2f2f3a7370747468; // "https://"
@@ -96,23 +96,23 @@ const ST_DEPTH: u32 = 2;
 const ST_INVALID: u32 = 3;
 
 const GATE_NONE: u32 = 0;
-const GATE_FILE: u32 = 1;
-const GATE_TASK: u32 = 2;
-const REC_ESCAPED: u32 = 0x100;
+export const GATE_FILE: u32 = 1;
+export const GATE_TASK: u32 = 2;
+export const REC_ESCAPED: u32 = 0x100;
 const REC_ASCII: u32 = 0x200;
 
-const FLAG_KNOWN: u32 = 1;
-const FLAG_NON_EMPTY: u32 = 2;
+export const FLAG_KNOWN: u32 = 1;
+export const FLAG_NON_EMPTY: u32 = 2;
 
 const OUT_STATUS: usize = 0;
-const OUT_REFS: usize = 4;
-const OUT_FLAGS: usize = 8;
-const OUT_COMPACT: usize = 12;
+export const OUT_REFS: usize = 4;
+export const OUT_FLAGS: usize = 8;
+export const OUT_COMPACT: usize = 12;
 const OUT_NODES: usize = 16;
-const OUT_RECORDS: usize = 32;
-const RECORD_BYTES: usize = 12;
+export const OUT_RECORDS: usize = 32;
+export const RECORD_BYTES: usize = 12;
 
-const MAX_REF_BYTES: u32 = 4096;
+export const MAX_REF_BYTES: u32 = 4096;
 const MAX_TASK_CHARS: u32 = 256;
 // Integers up to 15 digits are exact doubles that JSON.stringify writes back digit for digit.
 const PLAIN_INT_DIGITS: u32 = 15;

@@ -10,10 +10,9 @@
 import { once } from "node:events";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
-import { MIN_CORES_FOR_SHARED_POOL } from "./batch/index.js";
+import { archiveThreads } from "./batch/index.js";
 import { ScanPool } from "./batch/pool.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
 
@@ -21,16 +20,6 @@ const EXIT_FAILED_LINES = 1;
 const EXIT_UNREADABLE = 2;
 const EXIT_INTERNAL = 3;
 const PROGRESS_INTERVAL_MS = 100;
-/**
- * Below this input size, on machines with fewer than
- * MIN_CORES_FOR_SHARED_POOL cores, `--threads` defaults to 1. Each worker
- * costs about 0.1 s of CPU to start and more to warm up, which on small
- * inputs the pool does not earn back from a calling thread that scans
- * 240–360 MB/s by itself: on 2 cores bench/cli.bench.ts measured the pool at
- * 0.84× the calling thread on 85 MB, 1.02× on 255 MB (whole runs) and 1.37×
- * on 1 GB.
- */
-const POOL_MIN_INPUT_BYTES = 256 * 1024 * 1024;
 
 interface ScanFlags {
   threads?: number;
@@ -129,13 +118,6 @@ function printStats(s: ArchiveSummary, threads: number): void {
   );
 }
 
-/** The core count, but one thread for a small file on a machine where the pool would not pay (stdin's size is unknown). */
-function defaultThreads(inputBytes: number | undefined): number {
-  const cores = availableParallelism();
-  if (cores < MIN_CORES_FOR_SHARED_POOL && inputBytes !== undefined && inputBytes < POOL_MIN_INPUT_BYTES) return 1;
-  return cores;
-}
-
 async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   let source;
   try {
@@ -145,7 +127,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     return EXIT_UNREADABLE;
   }
   const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
-  const threads = flags.threads ?? defaultThreads(source.size);
+  const threads = flags.threads ?? archiveThreads(source.size);
   const pool = threads > 1 ? new ScanPool({ threads }) : undefined;
   const write = stdoutWriter();
   if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});

@@ -4,6 +4,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { POOL_MIN_ARCHIVE_BYTES, archiveThreads } from "../src/batch/index.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const EXAMPLE = join(ROOT, "examples/archive.jsonl");
@@ -113,6 +114,13 @@ describe("tool-artifacts scan", () => {
     const r = cli(["scan", EXAMPLE, "--stats"]);
     expect(r.status).toBe(0);
     expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
+  });
+
+  it("picks an archive's threads by size and cores: one below 256 MiB on fewer than 3 cores", () => {
+    const MiB = 1024 * 1024;
+    expect(POOL_MIN_ARCHIVE_BYTES).toBe(256 * MiB);
+    expect([archiveThreads(1, 2), archiveThreads(256 * MiB - 1, 2), archiveThreads(256 * MiB, 2), archiveThreads(undefined, 2)]).toEqual([1, 1, 2, 2]);
+    expect([archiveThreads(1, 1), archiveThreads(1, 3), archiveThreads(undefined, 8), archiveThreads(0, 4)]).toEqual([1, 3, 8, 4]);
   });
 
   it("defaults --threads to 1 for a small file below 3 cores, else to the core count; stdin takes the core count", () => {

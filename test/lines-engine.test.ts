@@ -9,7 +9,7 @@
  * mismatch names the first input line that shows it, so a kernel bug is one
  * line to reproduce, not a 60-line chunk.
  */
-import { assert, describe, expect, it } from "vitest";
+import { assert, describe, expect, it, vi } from "vitest";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
 
@@ -460,7 +460,7 @@ const CASES: Case[] = [
   ["pretty-printed mirror, and a near miss that is scanned", M('"content":["{\\n  \\"path\\": \\"/mnt/user-data/a.csv\\"\\n}","{\\"path\\":\\"/mnt/user-data/b.csv\\",\\"x\\":1}"],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv"}}'), { entries: 2 }],
   ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 0 }],
   ["repeated refs within and across sources", M('"content":[{"type":"text","text":"/mnt/user-data/a.csv /mnt/user-data/a.csv https://x.io/i.png"},{"type":"image","url":"https://x.io/i.png"},"/mnt/user-data/a.csv"],"artifact":{"structured_content":{"files":["/mnt/user-data/a.csv","/mnt/user-data/a.csv"]}}'), { entries: 2 }],
-  ["hundreds of refs in one line", M(`"content":${JSON.stringify(MANY.join(" ") + " " + MANY.map((p, i) => `https://x.io/${i}.png`).join(" "))},"artifact":{"structured_content":{"files":${JSON.stringify(MANY)}}}`), { entries: 650 }],
+  ["hundreds of refs in one line", M(`"content":${JSON.stringify(MANY.join(" ") + " " + MANY.map((_, i) => `https://x.io/${i}.png`).join(" "))},"artifact":{"structured_content":{"files":${JSON.stringify(MANY)}}}`), { entries: 650 }],
   ["a ref over 4096 bytes, task ids about 256 code points", M(`"content":"/mnt/user-data/${"n".repeat(4100)}.csv","artifact":{"structured_content":{"path":"/${"é".repeat(2047)}","task_id":"${"t".repeat(256)}","job_id":"${"t".repeat(257)}"}}`), { entries: 2 }],
   ["a data fallback about 4096 bytes", [4087, 4088, 4089].map((n) => M(`"content":"ok","artifact":{"structured_content":{"n":"${"x".repeat(n)}"}}`)).join("\n"), { entries: 2 }],
   ["a text over 1 MiB that starts like JSON is prose", M(`"content":"[ /mnt/user-data/big.csv ${"y".repeat(1 << 20)}"`), { entries: 1 }],
@@ -498,7 +498,9 @@ describe("odd options and probes", () => {
     }
   });
 
-  // The pool's fault injection (exit on reaching a thread) needs the probe called for every item, in order.
+  // The pool's fault injection (exit on reaching a thread) needs the probe
+  // called for every item, in order: a probe takes the chunk to the
+  // TypeScript path, which calls it per item.
   it("calls the probe for the same items in the same order, and a probe that throws fails that line alike", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const bytes = chunk(seed);
@@ -508,8 +510,10 @@ describe("odd options and probes", () => {
         if (threadId === "thread-3") throw new Error(`probe refused ${threadId}`);
       };
       const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
-      const got = unpackLineResult(scanLinesPacked(bytes, options, probe(0)));
+      const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+      const got = unpackLineResult(scanLinesPacked(bytes, options, probe(0), undefined, stats));
       const want = unpackLineResult(scanLinesPackedJs(bytes, options, probe(1)));
+      expect(stats.engineLines, `seed ${seed}`).toBe(0);
       const d = difference({ ...got, output: Buffer.from(got.output) }, { ...want, output: Buffer.from(want.output) });
       assert(d === undefined, `seed ${seed}: ${d}`);
       expect(calls[0], `seed ${seed}`).toEqual(calls[1]);
@@ -530,7 +534,8 @@ describe("path statistics", () => {
         const counted = stats.engineLines - 5 + stats.jsLines - 7;
         const where = `seed ${seed}, options ${name}: engine ${stats.engineLines - 5} + js ${stats.jsLines - 7} of ${lines} lines`;
         expect(stats.engineLines >= 5 && stats.jsLines >= 7, where).toBe(true);
-        expect(counted, where).toBeLessThanOrEqual(lines);
+        // Every line, blank ones too, is counted by exactly one path.
+        expect(counted, where).toBe(lines);
         expect(counted, where).toBeGreaterThanOrEqual(nonBlankLines(bytes));
       }
     }
@@ -545,9 +550,6 @@ function pathsOf(bytes: Uint8Array, options: LineScanOptions): LinePathStats {
 }
 
 describe("engine path", () => {
-  // 40 lines of 3000 two-byte refs: 21 MB of output from 0.7 MB of input, so
-  // the engine's output room fills mid-chunk, is emptied, and must grow for
-  // a single line.
   // Ids are copied into the engine's handle texts: ones far longer than any
   // other line's scratch must get room of their own (they once overran it,
   // which trapped and sent the whole chunk to the TypeScript path).
@@ -594,6 +596,32 @@ describe("engine path", () => {
     expect(expectSame(bytes, options, "unread message").entries).toBe(1);
   });
 
+  // Without a createdAt option the chunk's scan time is every entry's
+  // created_at, on either path: the engine's lines and those it leaves.
+  it("gives every entry of a chunk one created_at when none is set", () => {
+    let calls = 0;
+    const clock = vi.spyOn(Date.prototype, "toISOString").mockImplementation(() => `2025-01-01T00:00:00.${String(++calls).padStart(3, "0")}Z`);
+    try {
+      const lines = [
+        { thread_id: "t", type: "tool", tool_call_id: "a", content: "/mnt/user-data/a.csv /mnt/user-data/b.csv" },
+        { thread_id: "t", type: "tool", tool_call_id: "b", call_index: 2, content: "/mnt/user-data/c.csv" }, // left to TypeScript
+        { thread_id: "t", type: "tool", tool_call_id: "c", content: "/mnt/user-data/d.csv" },
+      ].map((l) => JSON.stringify(l));
+      const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
+      const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+      const { output } = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl" }, undefined, undefined, stats));
+      expect(stats).toEqual({ engineLines: 2, jsLines: 1 });
+      const times = Buffer.from(output).toString("utf8").trim().split("\n").map((l) => (JSON.parse(l) as { created_at: string }).created_at);
+      expect(times).toHaveLength(4);
+      expect(new Set(times).size).toBe(1);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  // 40 lines of 3000 two-byte refs: 21 MB of output from 0.7 MB of input, so
+  // the engine's output room fills mid-chunk, is emptied, and must grow for
+  // a single line.
   it("output far larger than the input: the output room fills and grows", () => {
     const refs = Array.from({ length: 3000 }, (_, i) => `/${i}`).join(" ");
     const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } }));
@@ -605,7 +633,8 @@ describe("engine path", () => {
     expect(reference.output.byteLength).toBeGreaterThan(30 * bytes.byteLength);
   });
 
-  // Meant to fail until the kernel lands: today every line takes the JS path.
+  // Happy-shape chunks: the engine must take nearly every line, or the CLI
+  // silently runs at the TypeScript path's speed.
   it("the engine takes the common shapes", () => {
     for (let seed = 1; seed <= 10; seed++) {
       const bytes = chunk(seed, true);

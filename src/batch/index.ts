@@ -40,6 +40,23 @@ export const POOL_THRESHOLD = 32;
  */
 export const MIN_CORES_FOR_SHARED_POOL = 3;
 
+/**
+ * Below this size, on machines with fewer than MIN_CORES_FOR_SHARED_POOL
+ * cores, an archive (the CLI's input) is scanned on the calling thread. Each
+ * worker takes about 0.1 s to start (measured outside the bench) and more to
+ * warm up, which on small inputs the pool does not earn back from a calling
+ * thread that scans 240–360 MB/s by itself: on 2 cores bench/cli.bench.ts
+ * measured the pool at 0.84× the calling thread on 85 MB and 1.02× on 255 MB
+ * (whole runs), and 443.7 against 323.9 MB/s (--stats rates) on 1 GB.
+ */
+export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
+
+/** Threads to scan an archive of `inputBytes` with (undefined: unknown, as for stdin): the core count, or 1 where the pool would not pay. */
+export function archiveThreads(inputBytes: number | undefined, cores = availableParallelism()): number {
+  if (cores < MIN_CORES_FOR_SHARED_POOL && inputBytes !== undefined && inputBytes < POOL_MIN_ARCHIVE_BYTES) return 1;
+  return cores;
+}
+
 /** Slices per worker: enough to balance uneven items, few enough to keep per-task overhead small. */
 const SLICES_PER_THREAD = 4;
 const MAX_SLICE_ITEMS = 512;

@@ -4,11 +4,13 @@
  */
 import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import type { ArtifactEntry } from "../types.js";
-import { errorMessage, type LineFailure } from "./errors.js";
+import { errorMessage } from "./errors.js";
 import { formatEntries, type OutputFormat } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 import { scanLinesInEngine } from "../engine/lines.js";
+import { prefixTableBytes } from "../engine/scan.js";
+import { EngineError } from "../engine/wasm.js";
 
 /** Extraction options that travel to workers (plain data only). */
 export interface ScanOptions {
@@ -132,12 +134,18 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
  * left, each scanned here and its output put in its place. undefined when the
  * engine failed on the chunk (it has then written nothing anywhere).
  */
-function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions, stats?: LinePathStats): LineAcc | undefined {
+function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { createdAt: string }, stats?: LinePathStats): LineAcc | undefined {
+  try {
+    prefixTableBytes(options);
+  } catch {
+    return undefined; // bad sandbox prefixes: the TypeScript path reports them line by line
+  }
   let scanned;
   try {
-    scanned = scanLinesInEngine(bytes, { ...options, createdAt: options.createdAt ?? new Date().toISOString() });
-  } catch {
-    return undefined;
+    scanned = scanLinesInEngine(bytes, options);
+  } catch (err) {
+    if (err instanceof EngineError) return undefined;
+    throw err;
   }
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const acc = newAcc();
@@ -171,12 +179,15 @@ export interface LinePathStats {
 /**
  * `scanLines` packed for the trip back from a worker. JSON-lines output goes
  * through the engine first; the table format, and chunks with a fault probe
- * (tests), take the TypeScript path whole.
+ * (tests), take the TypeScript path whole. Without `createdAt`, every entry
+ * of the chunk gets the time the chunk's scan began.
  */
 export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate, stats?: LinePathStats): ArrayBuffer {
-  const acc = options.format === "jsonl" && probe === undefined ? scanLinesWithEngine(bytes, options, stats) : undefined;
+  // One created_at for the chunk, whichever path scans each line.
+  const timed = options.createdAt === undefined ? { ...options, createdAt: new Date().toISOString() } : (options as LineScanOptions & { createdAt: string });
+  const acc = timed.format === "jsonl" && probe === undefined ? scanLinesWithEngine(bytes, timed, stats) : undefined;
   if (acc) return packLineResult(acc.result, acc.output, alloc);
-  return scanLinesPackedJs(bytes, options, probe, alloc, stats);
+  return scanLinesPackedJs(bytes, timed, probe, alloc, stats);
 }
 
 /** The reference: every line through JSON.parse and extractArtifacts. */

@@ -32,7 +32,7 @@ export interface EngineLines {
   rejected: number;
   skipped: number;
   /**
-   * In input order: the engine's output (a view into a buffer this module
+   * In input order: the engine's output (views into a buffer this module
    * reuses: valid until the next call) and the lines left to the caller
    * (byte range of the line without its newline, and its 1-based number in
    * the chunk).
@@ -41,7 +41,8 @@ export interface EngineLines {
 }
 
 const OP = "scanLines";
-// Readable room after the input: the scanner reads past a text's end (see scan.ts).
+// Readable room after the input: the scanner reads up to 80 bytes past a
+// text's end (scan.ts), and the kernel's 16-byte copies 15 more.
 const SLACK = 96;
 const STATS_BYTES = 32;
 const STOP_LINE = 1;
@@ -54,13 +55,15 @@ const align16 = (n: number) => (n + 15) & ~15;
 
 // The engine's output, copied out of engine memory before the caller's own
 // scans reuse the arena; kept and grown, so that a chunk costs a copy and no
-// fresh allocation.
-let held = new Uint8Array(1 << 20);
+// fresh allocation (but not kept past HELD_KEPT after a chunk that needed
+// more, so one huge line does not pin its output for the thread's life).
+let held = new Uint8Array(0);
 let heldBytes = 0;
+const HELD_KEPT = 8 << 20;
 
 function hold(view: Uint8Array, from: number, bytes: number): void {
   if (heldBytes + bytes > held.byteLength) {
-    const grown = new Uint8Array(Math.max(2 * held.byteLength, heldBytes + bytes));
+    const grown = new Uint8Array(Math.max(2 * held.byteLength, heldBytes + bytes, 1 << 20));
     grown.set(held.subarray(0, heldBytes));
     held = grown;
   }
@@ -84,7 +87,7 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
   let cap = align16(Math.max(len, 1 << 16));
   reserve(out + cap - base + (1 << 16), OP);
   memoryView().set(bytes, base);
-  const { count } = writePrefixTable(table, options);
+  const count = writePrefixTable(table, options);
   memoryView().set(created, createdAt);
   const flags = (options.detectRefsInText ?? true) ? FLAG_TEXT : 0;
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, len);
@@ -93,6 +96,7 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
   // is taken. Where a line is left to the caller, the output so far is cut.
   const cuts: ({ to: number } | { start: number; end: number; line: number })[] = [];
   const result: EngineLines = { lines: 0, entries: 0, rejected: 0, skipped: 0, pieces: [] };
+  if (held.byteLength > HELD_KEPT) held = new Uint8Array(0); // the last chunk's pieces are no longer in use
   heldBytes = 0;
   let used = 0;
   let at = 0;

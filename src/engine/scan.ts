@@ -85,8 +85,11 @@ function wordView(): Uint32Array {
 
 /** Where the prefix table goes after `byteLength` input bytes at base (16-aligned). */
 const tableAt = (base: number, byteLength: number) => align16(base + byteLength + SLACK);
+/** The bytes of the prefix table: (pointer, length) per prefix, then their bytes. */
+const tableBytes = (prefixes: EncodedPrefixes) => 8 * prefixes.bytes.length + prefixes.size;
+
 /** Where the output pairs go after that table (16-aligned). */
-const outAt = (table: number, prefixes: EncodedPrefixes) => align16(table + 8 * prefixes.bytes.length + prefixes.size);
+const outAt = (table: number, prefixes: EncodedPrefixes) => align16(table + tableBytes(prefixes));
 
 /** The prefix table at `table` (4-aligned, reserved): (pointer, length) per prefix, then their bytes. */
 function putPrefixTable(table: number, prefixes: EncodedPrefixes): void {
@@ -106,18 +109,17 @@ function putPrefixTable(table: number, prefixes: EncodedPrefixes): void {
 /**
  * LOW-LEVEL (engine facades that scan inside their own kernels): the prefix
  * table for `options` (checked as scanText checks them) at `table`, in
- * reserved memory; returns the prefix count and where the table ends.
+ * reserved memory; returns the prefix count.
  */
-export function writePrefixTable(table: number, options: ScanOptions | undefined): { count: number; end: number } {
+export function writePrefixTable(table: number, options: ScanOptions | undefined): number {
   const prefixes = encodePrefixes(options);
   putPrefixTable(table, prefixes);
-  return { count: prefixes.bytes.length, end: table + 8 * prefixes.bytes.length + prefixes.size };
+  return prefixes.bytes.length;
 }
 
-/** LOW-LEVEL: the bytes writePrefixTable needs for `options`. */
+/** LOW-LEVEL: the bytes writePrefixTable needs for `options`; throws a TypeError for bad prefixes, as scanText does. */
 export function prefixTableBytes(options: ScanOptions | undefined): number {
-  const prefixes = encodePrefixes(options);
-  return 8 * prefixes.bytes.length + prefixes.size;
+  return tableBytes(encodePrefixes(options));
 }
 
 /**

@@ -44,6 +44,9 @@ function instantiate(): EngineExports {
   return new WebAssembly.Instance(wasmModule, {}).exports as unknown as EngineExports;
 }
 
+/** The engine could not do what it was asked: it trapped, or its memory could not grow. The instance has been rebuilt. */
+export class EngineError extends Error {}
+
 /** The live exports. Do not cache across calls: a trap replaces the instance. */
 export function engine(): EngineExports {
   return instance;
@@ -61,7 +64,7 @@ export function reserve(bytes: number, op: string): number {
   const ptr = bytes < 2 ** 32 ? instance.reserve(bytes) : 0;
   if (ptr === 0) {
     rebuild();
-    throw new Error(`tool-artifacts engine: ${op} could not grow memory to ${bytes} bytes`);
+    throw new EngineError(`tool-artifacts engine: ${op} could not grow memory to ${bytes} bytes`);
   }
   arenaBase = ptr;
   reserved = bytes;
@@ -91,7 +94,7 @@ export function runEngine<T>(op: string, inputBytes: number, fn: (e: EngineExpor
   } catch (err) {
     if (err instanceof WebAssembly.RuntimeError || err instanceof RangeError) {
       rebuild();
-      throw new Error(
+      throw new EngineError(
         `tool-artifacts engine: ${op} failed on ${inputBytes} bytes of input: ${(err as Error).message}`,
         { cause: err },
       );
