@@ -21,7 +21,12 @@
 // mirror a structured payload; blocks with structuredContent, and image_url
 // blocks; texts with lone surrogate escapes; payloads with escaped, duplicate
 // or integer-like keys (JSON.parse reorders those), or, when they become a
-// `data` entry, with escapes or numbers JSON.stringify would write differently.
+// `data` entry, with escapes or numbers JSON.stringify would write differently;
+// payload references with escapes. And past the kernel's limits: nesting
+// deeper than MAX_NEST in skipped values or KEY_LEVELS in a payload, a
+// payload of more than KEY_STACK_CAP keys, a lookup past MAX_PROBES (crafted
+// references), more than MAX_ENTRIES entries, more than MAX_LINE_OUTPUT or
+// MAX_HANDLE_SCRATCH bytes for one line, or memory that cannot grow.
 //
 // The rules themselves are DESIGN §4's, as src/extract.ts applies them; the
 // gates, the free-text scanner, the bounded walk and the handle hash are the
@@ -672,6 +677,8 @@ function mayBeJson(p: usize, n: usize): bool {
  * left to the host.
  */
 function text(start: usize, end: usize, flags: u32, content: bool, payload: bool): bool {
+  // Without text scanning only the content's JSON block rule reads a text.
+  if (!scanTexts && !content) return true;
   let p = start + 1;
   let n = end - 1 - p;
   if (flags & S_ESCAPED) {
