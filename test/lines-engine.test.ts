@@ -38,7 +38,7 @@ const dirtyAlloc = (bytes: number) => {
 };
 
 function run(scan: Scan, bytes: Uint8Array, options: LineScanOptions, alloc?: (n: number) => ArrayBuffer): Outcome {
-  const r = unpackLineResult(scan(bytes, options, undefined, alloc));
+  const r = unpackLineResult(scan(bytes, options, { alloc }));
   return { ...r, output: Buffer.from(r.output) };
 }
 
@@ -511,8 +511,8 @@ describe("odd options and probes", () => {
       };
       const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
       const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-      const got = unpackLineResult(scanLinesPacked(bytes, options, probe(0), undefined, stats));
-      const want = unpackLineResult(scanLinesPackedJs(bytes, options, probe(1)));
+      const got = unpackLineResult(scanLinesPacked(bytes, options, { probe: probe(0), stats }));
+      const want = unpackLineResult(scanLinesPackedJs(bytes, options, { probe: probe(1) }));
       expect(stats.engineLines, `seed ${seed}`).toBe(0);
       const d = difference({ ...got, output: Buffer.from(got.output) }, { ...want, output: Buffer.from(want.output) });
       assert(d === undefined, `seed ${seed}: ${d}`);
@@ -530,7 +530,7 @@ describe("path statistics", () => {
       const bytes = chunk(seed);
       for (const [name, options] of OPTION_SETS) {
         const stats: LinePathStats = { engineLines: 5, jsLines: 7 };
-        const { lines } = unpackLineResult(scanLinesPacked(bytes, options, undefined, undefined, stats));
+        const { lines } = unpackLineResult(scanLinesPacked(bytes, options, { stats }));
         const counted = stats.engineLines - 5 + stats.jsLines - 7;
         const where = `seed ${seed}, options ${name}: engine ${stats.engineLines - 5} + js ${stats.jsLines - 7} of ${lines} lines`;
         expect(stats.engineLines >= 5 && stats.jsLines >= 7, where).toBe(true);
@@ -545,7 +545,7 @@ describe("path statistics", () => {
 /** How many of the chunk's lines each path scanned. */
 function pathsOf(bytes: Uint8Array, options: LineScanOptions): LinePathStats {
   const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-  scanLinesPacked(bytes, options, undefined, undefined, stats);
+  scanLinesPacked(bytes, options, { stats });
   return stats;
 }
 
@@ -609,7 +609,7 @@ describe("engine path", () => {
       ].map((l) => JSON.stringify(l));
       const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
       const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-      const { output } = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl" }, undefined, undefined, stats));
+      const { output } = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl" }, { stats }));
       expect(stats).toEqual({ engineLines: 2, jsLines: 1 });
       const times = Buffer.from(output).toString("utf8").trim().split("\n").map((l) => (JSON.parse(l) as { created_at: string }).created_at);
       expect(times).toHaveLength(4);
@@ -639,7 +639,7 @@ describe("engine path", () => {
     for (let seed = 1; seed <= 10; seed++) {
       const bytes = chunk(seed, true);
       const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-      const { lines } = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl", createdAt: CREATED_AT }, undefined, undefined, stats));
+      const { lines } = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl", createdAt: CREATED_AT }, { stats }));
       // The chunk must be happy for the reference too (nothing failed, skipped or rejected), or falling back would be fair.
       const reference = expectSame(bytes, { format: "jsonl", createdAt: CREATED_AT }, `happy seed ${seed}`);
       expect([reference.failures.length, reference.skipped, reference.rejected, reference.lines]).toEqual([0, 0, 0, 200]);

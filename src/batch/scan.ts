@@ -176,22 +176,33 @@ export interface LinePathStats {
   jsLines: number;
 }
 
+/** What a caller may hook into a chunk's scan. */
+export interface LineScanHooks {
+  /** Fault injection (tests): takes the chunk to the TypeScript path, which calls it per item. */
+  probe?: ItemProbe;
+  /** Where the packed result is written. */
+  alloc?: Allocate;
+  /** Counts of the lines each path took, added to. */
+  stats?: LinePathStats;
+}
+
 /**
  * `scanLines` packed for the trip back from a worker. JSON-lines output goes
  * through the engine first; the table format, and chunks with a fault probe
  * (tests), take the TypeScript path whole. Without `createdAt`, every entry
  * of the chunk gets the time the chunk's scan began.
  */
-export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate, stats?: LinePathStats): ArrayBuffer {
+export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, hooks: LineScanHooks = {}): ArrayBuffer {
+  const { probe, alloc, stats } = hooks;
   // One created_at for the chunk, whichever path scans each line.
   const timed = options.createdAt === undefined ? { ...options, createdAt: new Date().toISOString() } : (options as LineScanOptions & { createdAt: string });
   const acc = timed.format === "jsonl" && probe === undefined ? scanLinesWithEngine(bytes, timed, stats) : undefined;
   if (acc) return packLineResult(acc.result, acc.output, alloc);
-  return scanLinesPackedJs(bytes, timed, probe, alloc, stats);
+  return scanLinesPackedJs(bytes, timed, hooks);
 }
 
 /** The reference: every line through JSON.parse and extractArtifacts. */
-export function scanLinesPackedJs(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProbe, alloc?: Allocate, stats?: LinePathStats): ArrayBuffer {
+export function scanLinesPackedJs(bytes: Uint8Array, options: LineScanOptions, { probe, alloc, stats }: LineScanHooks = {}): ArrayBuffer {
   const { result, output } = scanLines(bytes, options, probe);
   if (stats) stats.jsLines += result.lines;
   return packLineResult(result, output, alloc);

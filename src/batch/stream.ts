@@ -118,7 +118,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
       // The same packed result a worker returns: one code path for both.
       const { alloc, unused } = spareOrNew(buffers.spare());
       try {
-        const packed = scanLinesPacked(view, scan, undefined, alloc);
+        const packed = scanLinesPacked(view, scan, { alloc });
         result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
       } catch (lost) {
         result = Promise.resolve({ lost });

@@ -48,7 +48,7 @@ function handle(task: ScanTask): ReturnType<typeof Piscina.move> {
   const output =
     task.kind === "records"
       ? scanRecords(task.input, task.options, probe, alloc)
-      : scanLinesPacked(new Uint8Array(task.input, 0, task.inputBytes), task.options, probe, alloc);
+      : scanLinesPacked(new Uint8Array(task.input, 0, task.inputBytes), task.options, { probe, alloc });
   const free = [task.input];
   const spare = unused();
   if (spare) free.push(spare);
