@@ -45,6 +45,8 @@ const corpus = toolResults(96 * 1024 * 1024);
 const archive = join(dir, "archive.jsonl");
 writeFileSync(archive, corpus.lines.join(""));
 const MB = corpus.bytes / 1e6;
+const emptyArchive = join(dir, "empty.jsonl");
+writeFileSync(emptyArchive, "");
 
 /** One whole CLI run; output is captured for checking, else sent to /dev/null so reading it costs nothing. */
 function scan(threads: number, capture = false, file = archive) {
@@ -57,6 +59,13 @@ function scan(threads: number, capture = false, file = archive) {
   if (r.status !== 0) throw new Error(`scan --threads ${threads} exited ${r.status}: ${r.stderr}`);
   const rate = /([\d.]+) MB\/s/.exec(r.stderr)?.[1];
   return { ms, stdout: r.stdout ?? "", scanRate: rate === undefined ? NaN : Number(rate) };
+}
+
+/** A bare Node process start to exit, in ms. */
+function bareNode(): number {
+  const t0 = performance.now();
+  spawnSync(process.execPath, ["-e", "0"], { stdio: "ignore" });
+  return performance.now() - t0;
 }
 
 // Correctness before timing.
@@ -82,10 +91,19 @@ const rate = (ms: number, mb = MB) => (mb / (ms / 1000)).toFixed(1);
 
 /** Whole CLI runs on `file` (`mb` MB), pool vs --threads 1, alternating so drift on the shared machine hits both alike. */
 function compare(file: string, mb: number, rounds: number): void {
-  const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[], scanRatio: [] as number[] };
+  const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[], scanRatio: [] as number[], ceiling: [] as number[], nodeCeiling: [] as number[] };
   for (let round = 0; round < rounds; round++) {
     const a = scan(1, false, file);
     const b = scan(threads, false, file);
+    // Amdahl: a pool that split all but a serial part perfectly, and started
+    // its workers at no cost, would take serial + (rest / threads). Two
+    // serial parts, each timed this round: the same command on an empty
+    // archive (Node's start, loading the CLI and its engine, exiting: all
+    // done before the CLI can start a worker), and a bare `node -e 0` (what
+    // no CLI design can split).
+    const ceiling = (serial: number) => a.ms / (serial + Math.max(0, a.ms - serial) / threads);
+    runs.ceiling.push(ceiling(scan(1, false, emptyArchive).ms));
+    runs.nodeCeiling.push(ceiling(bareNode()));
     runs.one.push(a.ms);
     runs.pool.push(b.ms);
     runs.oneScan.push(a.scanRate);
@@ -98,6 +116,7 @@ function compare(file: string, mb: number, rounds: number): void {
   console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one), mb).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
   console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool), mb).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
   console.log(`  pool / --threads 1 (median of per-round ratios): ${median(runs.ratio).toFixed(2)}× wall, ${median(runs.scanRatio).toFixed(2)}× scan`);
+  console.log(`  ceiling of the wall ratio on ${threads} cores (Amdahl): ${median(runs.ceiling).toFixed(2)}× (the run on an empty archive serial), ${median(runs.nodeCeiling).toFixed(2)}× (only \`node -e 0\` serial)`);
 }
 
 compare(archive, MB, 7);
@@ -178,7 +197,7 @@ console.log(
   const options = { format: "jsonl" as const, createdAt: "2025-01-02T03:04:05.000Z" };
   const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
   for (const chunk of chunks) {
-    const engine = unpackLineResult(scanLinesPacked(chunk, options, undefined, undefined, stats));
+    const engine = unpackLineResult(scanLinesPacked(chunk, options, { stats }));
     const ts = unpackLineResult(scanLinesPackedJs(chunk, options));
     deepStrictEqual({ ...engine, output: Buffer.from(engine.output) }, { ...ts, output: Buffer.from(ts.output) });
   }
@@ -189,10 +208,10 @@ console.log(
   const p50 = await alternatingRounds(
     {
       engine: () => {
-        for (const c of chunks) scanLinesPacked(c, options, undefined, alloc);
+        for (const c of chunks) scanLinesPacked(c, options, { alloc });
       },
       typescript: () => {
-        for (const c of chunks) scanLinesPackedJs(c, options, undefined, alloc);
+        for (const c of chunks) scanLinesPackedJs(c, options, { alloc });
       },
     },
     5,
