@@ -5,37 +5,22 @@
 import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import type { ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
-import { formatEntries, type OutputFormat } from "./format.js";
+import { formatEntries } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
+import type { LineScanOptions, ScanOptions } from "./options.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 import { scanLinesInEngine } from "../engine/lines.js";
 import { prefixTableBytes } from "../engine/scan.js";
 import { EngineError } from "../engine/wasm.js";
 
-/** Extraction options that travel to workers (plain data only). */
-export interface ScanOptions {
-  detectRefsInText?: boolean;
-  sandboxPrefixes?: readonly string[];
-  /** ISO-8601 timestamp for every entry's `created_at` (default: the time of extraction). */
-  createdAt?: string;
-}
-
-export interface LineScanOptions extends ScanOptions {
-  format: OutputFormat;
-  /** Thread id for lines that carry none; without it such a line fails. */
-  defaultThreadId?: string;
-}
+export type { LineScanOptions, ScanOptions } from "./options.js";
+export { scanOptionsOf } from "./options.js";
 
 /** Called with each item's thread id before it is scanned; workers use it for fault injection in tests. */
 export type ItemProbe = (threadId: string) => void;
 
 /** Told of each structured payload extraction rejects whole, for the CLI's --stats. */
 type RejectedPayload = NonNullable<ExtractOptions["onRejectedPayload"]>;
-
-/** The extraction options of `options` alone, for the trip to a worker (plain data). */
-export function scanOptionsOf(options: ScanOptions): ScanOptions {
-  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
-}
 
 /** Entries of one item; throws an Error saying why the item cannot be scanned. */
 export function scanItem(item: unknown, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {

@@ -10,7 +10,7 @@ import { BufferPool, spareOrNew } from "./buffers.js";
 import { errorMessage, type LineFailure } from "./errors.js";
 import { unpackLineResult } from "./packing.js";
 import type { ScanPool } from "./pool.js";
-import { scanLinesPacked, scanOptionsOf, type LineScanOptions } from "./scan.js";
+import { scanOptionsOf, type LineScanOptions } from "./options.js";
 
 export interface ArchiveProgress {
   bytesRead: number;
@@ -95,6 +95,9 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   const inFlight: Chunk[] = [];
   const maxInFlight = pool ? pool.threads * 2 : 1;
   const buffers = pool?.buffers ?? new BufferPool();
+  // The scanner (and its engine) is loaded only to scan here: with a pool,
+  // this thread only reads, hands out and writes.
+  const local = pool ? undefined : await import("./scan.js");
 
   const fail = (failure: LineFailure, lines = 1) => {
     summary.failed += lines;
@@ -118,7 +121,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
       // The same packed result a worker returns: one code path for both.
       const { alloc, unused } = spareOrNew(buffers.spare());
       try {
-        const packed = scanLinesPacked(view, scan, { alloc });
+        const packed = local!.scanLinesPacked(view, scan, { alloc });
         result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
       } catch (lost) {
         result = Promise.resolve({ lost });

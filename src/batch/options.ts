@@ -1,0 +1,25 @@
+/**
+ * The options of a scan, apart from the scanner itself: a caller that only
+ * hands work to a pool (the archive stream) reads them without loading the
+ * engine.
+ */
+import type { OutputFormat } from "./format.js";
+
+/** Extraction options that travel to workers (plain data only). */
+export interface ScanOptions {
+  detectRefsInText?: boolean;
+  sandboxPrefixes?: readonly string[];
+  /** ISO-8601 timestamp for every entry's `created_at` (default: the time of extraction). */
+  createdAt?: string;
+}
+
+export interface LineScanOptions extends ScanOptions {
+  format: OutputFormat;
+  /** Thread id for lines that carry none; without it such a line fails. */
+  defaultThreadId?: string;
+}
+
+/** The extraction options of `options` alone, for the trip to a worker (plain data). */
+export function scanOptionsOf(options: ScanOptions): ScanOptions {
+  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
+}
