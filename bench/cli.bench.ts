@@ -97,12 +97,13 @@ function compare(file: string, mb: number, rounds: number): void {
     const b = scan(threads, false, file);
     // Amdahl: a pool that split all but a serial part perfectly, and started
     // its workers at no cost, would take serial + (rest / threads). Two
-    // serial parts, each timed this round: the same command on an empty
-    // archive (Node's start, loading the CLI and its engine, exiting: all
-    // done before the CLI can start a worker), and a bare `node -e 0` (what
-    // no CLI design can split).
+    // serial parts, each timed this round: the pool's command on an empty
+    // archive (Node's start, loading the CLI, making and closing the pool,
+    // exiting; no worker starts, as no chunk is read), all of which a pool
+    // run does before its first worker can start or after its last is done;
+    // and a bare `node -e 0` (what no CLI design can split).
     const ceiling = (serial: number) => a.ms / (serial + Math.max(0, a.ms - serial) / threads);
-    runs.ceiling.push(ceiling(scan(1, false, emptyArchive).ms));
+    runs.ceiling.push(ceiling(scan(threads, false, emptyArchive).ms));
     runs.nodeCeiling.push(ceiling(bareNode()));
     runs.one.push(a.ms);
     runs.pool.push(b.ms);
@@ -116,7 +117,7 @@ function compare(file: string, mb: number, rounds: number): void {
   console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one), mb).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
   console.log(`  ${`pool (${threads})`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool), mb).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
   console.log(`  pool / --threads 1 (median of per-round ratios): ${median(runs.ratio).toFixed(2)}× wall, ${median(runs.scanRatio).toFixed(2)}× scan`);
-  console.log(`  ceiling of the wall ratio on ${threads} cores (Amdahl): ${median(runs.ceiling).toFixed(2)}× (the run on an empty archive serial), ${median(runs.nodeCeiling).toFixed(2)}× (only \`node -e 0\` serial)`);
+  console.log(`  ceiling of the wall ratio on ${threads} cores (Amdahl): ${median(runs.ceiling).toFixed(2)}× (the pool's run on an empty archive serial), ${median(runs.nodeCeiling).toFixed(2)}× (only \`node -e 0\` serial)`);
 }
 
 compare(archive, MB, 7);
