@@ -141,4 +141,74 @@ describe("scanArchive", () => {
       await crashing.close();
     }
   });
+  // The next read is started before a chunk is scanned and written, so the
+  // two overlap; reads stay one at a time and in order.
+  it("reads ahead: the next read starts before the chunk is written, one read at a time", async () => {
+    const events: string[] = [];
+    let at = 0;
+    let reading = false;
+    const source = {
+      read: async (into: Uint8Array) => {
+        expect(reading, "a read started while another was pending").toBe(false);
+        reading = true;
+        events.push("read");
+        await new Promise((resume) => setTimeout(resume, 1));
+        const n = Math.min(into.byteLength, bytes.length - at);
+        into.set(bytes.subarray(at, at + n));
+        at += n;
+        reading = false;
+        return n;
+      },
+    };
+    const out: Buffer[] = [];
+    await scanArchive(
+      source,
+      (chunk, done) => {
+        events.push("write");
+        out.push(Buffer.from(chunk));
+        done();
+      },
+      { format: "jsonl", createdAt: CREATED_AT, chunkBytes: 16_384, onFailure() {} },
+    );
+    expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+    const writes = events.filter((e) => e === "write").length;
+    expect(writes).toBeGreaterThan(5);
+    // Every write but the last comes after the read of the bytes that follow it had started.
+    expect(events.slice(0, 2)).toEqual(["read", "read"]);
+    for (let i = 0; i < events.length; i++) if (events[i] === "write" && i < events.lastIndexOf("write")) expect(events[i - 1], `event ${i}`).toBe("read");
+  });
+
+  it("a scan that fails while a read ahead is pending leaves no unhandled rejection", async () => {
+    let reads = 0;
+    const source = {
+      read: async (into: Uint8Array) => {
+        if (++reads === 1) {
+          into.set(bytes.subarray(0, into.byteLength));
+          return into.byteLength;
+        }
+        await new Promise((resume) => setTimeout(resume, 20));
+        throw new Error("disk gone");
+      },
+    };
+    const write = () => {
+      throw new Error("EPIPE: reader went away");
+    };
+    await expect(scanArchive(source, write, { format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} })).rejects.toThrow("EPIPE");
+    expect(reads).toBe(2);
+    // The read ahead fails after the scan has ended: vitest fails the run on an unhandled rejection.
+    await new Promise((resume) => setTimeout(resume, 50));
+  });
+
+  it("a read that fails ends the scan with its error", async () => {
+    let reads = 0;
+    const source = {
+      read: async (into: Uint8Array) => {
+        if (++reads === 3) throw new Error("disk gone");
+        const n = Math.min(into.byteLength, 4096);
+        into.set(bytes.subarray((reads - 1) * 4096, (reads - 1) * 4096 + n));
+        return n;
+      },
+    };
+    await expect(scanArchive(source, (_, done) => done(), { format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} })).rejects.toThrow("disk gone");
+  });
 });

@@ -174,7 +174,8 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     length = tail;
   };
 
-  for (;;) {
+  /** Start reading into `current` after its `length` bytes. */
+  const readMore = (): Promise<number> => {
     if (current.byteLength - length < chunkBytes / 4) {
       // Only a line longer than a chunk fills a buffer this far: grow it
       // (doubling, so a long line costs linear copying).
@@ -183,7 +184,15 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
       buffers.give(current);
       current = grown;
     }
-    const n = await source.read(new Uint8Array(current, length, Math.min(chunkBytes, current.byteLength - length)));
+    return source.read(new Uint8Array(current, length, Math.min(chunkBytes, current.byteLength - length)));
+  };
+  // A read started before a chunk is scanned, so the two overlap (the read
+  // runs on libuv's thread pool); one read at a time, in order.
+  let ahead: Promise<number> | undefined;
+
+  for (;;) {
+    const n = await (ahead ?? readMore());
+    ahead = undefined;
     if (n === 0) break;
     summary.bytesRead += n;
     const fresh = Buffer.from(current, length, n);
@@ -209,6 +218,9 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
       const full = current;
       moveTail(cut);
       lastNewline = -1;
+      ahead = readMore();
+      // Should the scan end in an error first, this read's own error is moot.
+      ahead.catch(() => {});
       await enqueue(full, cut);
     } else if (lastNewline === -1 && length > maxLineBytes) {
       // Numbered after the lines before it, which are all submitted already.
