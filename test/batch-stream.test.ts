@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
 import { scanArchive, streamSource, type ArchiveOptions } from "../src/batch/stream.js";
-import type { LineFailure } from "../src/batch/errors.js";
+import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
 import { extractArtifacts } from "../src/extract.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -210,5 +210,18 @@ describe("scanArchive", () => {
       },
     };
     await expect(scanArchive(source, (_, done) => done(), { format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} })).rejects.toThrow("disk gone");
+  });
+  it("ends with one error, not a failure per chunk, when no pool worker can start", async () => {
+    const broken = new ScanPool({ threads: 2, faults: { failStartup: true } });
+    try {
+      const failures: unknown[] = [];
+      const scan = run(pieces(bytes, [4096]), { pool: broken, chunkBytes: 4096, onFailure: (f) => failures.push(f) });
+      await expect(scan).rejects.toThrow(WorkerStartError);
+      // (From TypeScript sources Piscina swallows the injected error and reports its own failed second try at loading the worker: only the prefix is ours.)
+      await expect(scan).rejects.toThrow(/^scan worker could not start: /);
+      expect(failures).toEqual([]);
+    } finally {
+      await broken.close();
+    }
   });
 });

@@ -41,6 +41,14 @@ function label(index: number, threadId: string | undefined, toolCallId: string |
   return `item ${index}${ids ? ` (${ids})` : ""}`;
 }
 
+/**
+ * No pool worker could start (its engine did not load, say): every task would
+ * fail alike, so an archive scan ends with this instead of failing its lines
+ * one chunk at a time. Here, not in pool.ts, so that checking for it does not
+ * load Piscina.
+ */
+export class WorkerStartError extends Error {}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
-import { errorMessage } from "./errors.js";
+import { errorMessage, WorkerStartError } from "./errors.js";
 import { Moved } from "./moved.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./worker.js";
 
@@ -74,7 +74,7 @@ export class ScanPool {
     try {
       return await this.#piscina.run(Piscina.move(new Moved(task, moved)), { signal });
     } catch (err) {
-      if (signal.aborted) throw new Error(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
+      if (signal.aborted) throw new WorkerStartError(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
       throw err;
     }
   }

@@ -7,7 +7,7 @@
  * only one line must fit in memory.
  */
 import { BufferPool, spareOrNew } from "./buffers.js";
-import { errorMessage, type LineFailure } from "./errors.js";
+import { errorMessage, WorkerStartError, type LineFailure } from "./errors.js";
 import { unpackLineResult } from "./packing.js";
 import type { ScanPool } from "./pool.js";
 import { scanOptionsOf, type LineScanOptions } from "./options.js";
@@ -85,6 +85,12 @@ function countLines(bytes: Uint8Array): number {
   return bytes.byteLength > 0 && bytes[bytes.byteLength - 1] !== NEWLINE ? n + 1 : n;
 }
 
+/**
+ * Scan the archive `source` gives, writing each chunk's entries in input
+ * order. A bad line, or the lines of a chunk whose worker died, are reported
+ * through `onFailure` and the scan goes on; it rejects when the source or the
+ * writer fails, or when no pool worker can start (WorkerStartError).
+ */
 export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
   const { pool, onFailure, onProgress } = options;
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
@@ -138,6 +144,8 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     const base = summary.lines;
     summary.lines += chunk.lines;
     if ("lost" in done) {
+      // A pool that cannot start a worker would lose every chunk alike.
+      if (done.lost instanceof WorkerStartError) throw done.lost;
       fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(done.lost)}` }, chunk.lines);
     } else {
       const { packed, scanned } = done;
