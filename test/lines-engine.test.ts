@@ -12,6 +12,7 @@
 import { assert, describe, expect, it, vi } from "vitest";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
+import { engine } from "../src/engine/wasm.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
 const SEEDS = 200;
@@ -631,6 +632,22 @@ describe("engine path", () => {
     const reference = expectSame(bytes, options, "output room");
     expect(reference.entries).toBe(120_000);
     expect(reference.output.byteLength).toBeGreaterThan(30 * bytes.byteLength);
+  });
+
+  // WebAssembly memory only grows: after a huge line, the next ordinary
+  // chunk starts on a fresh instance instead of keeping ~3x that line for good.
+  it("gives back the memory a huge line grew at the next ordinary chunk", () => {
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    const line = (content: string) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content } });
+    const huge = new Uint8Array(Buffer.from(line("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv")));
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    const { entries } = unpackLineResult(scanLinesPacked(huge, options, { stats }));
+    expect([entries, stats.engineLines]).toEqual([1, 1]);
+    const grown = engine().memory.buffer.byteLength;
+    expect(grown).toBeGreaterThan(64 << 20);
+    const small = new Uint8Array(Buffer.from(line("/mnt/user-data/a.csv /mnt/user-data/b.csv")));
+    expectSame(small, options, "after a huge line");
+    expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
   });
 
   // Happy-shape chunks: the engine must take nearly every line, or the CLI

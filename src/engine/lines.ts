@@ -11,7 +11,7 @@
  * same arena and would overwrite the input.
  */
 import { prefixTableBytes, writePrefixTable, type ScanOptions } from "./scan.js";
-import { memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
+import { memoryView, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface LineExports extends EngineExports {
   lines_scan(input: number, len: number, out: number, cap: number, work: number, prefixes: number, count: number, flags: number, created: number, createdLen: number, stats: number): number;
@@ -77,6 +77,9 @@ function hold(view: Uint8Array, from: number, bytes: number): void {
  */
 export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions): EngineLines {
   const len = bytes.byteLength;
+  // A chunk needs about three times its size; memory a huge line grew is
+  // given back at the next ordinary chunk.
+  releaseMemoryFor(3 * len);
   const created = encoder.encode(JSON.stringify(options.createdAt));
   const base = reserve(0, OP);
   const table = align16(base + len + SLACK);

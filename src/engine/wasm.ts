@@ -85,6 +85,23 @@ export function rebuild(): void {
 }
 
 /**
+ * Engine memory kept from one operation to the next. WebAssembly memory only
+ * grows, so one huge input (a line of hundreds of MB) would otherwise pin
+ * about three times its size for the thread's life.
+ */
+const KEEP_MEMORY_BYTES = 64 << 20;
+
+/**
+ * Start over on a fresh instance when memory has grown past
+ * KEEP_MEMORY_BYTES and an operation needing about `bytes` would fit well
+ * within it. Only at the start of an operation: results still in engine
+ * memory are lost.
+ */
+export function releaseMemoryFor(bytes: number): void {
+  if (instance.memory.buffer.byteLength > KEEP_MEMORY_BYTES && bytes < KEEP_MEMORY_BYTES / 4) rebuild();
+}
+
+/**
  * Run `fn` against the engine; a trap becomes an Error naming the operation
  * and the input size, and the instance is rebuilt so the next call works.
  */
