@@ -227,14 +227,30 @@ function skipString(p: usize, end: usize): u64 {
 const MAX_NEST: u32 = 512;
 const NEST: usize = memory.data(<i32>MAX_NEST);
 
+/** After a key ending at p: where its value starts, past the colon and blanks; 0 when no colon follows. */
+@inline function afterColon(p: usize, end: usize): usize {
+  p = skipSpace(p, end);
+  if (p >= end || <u32>load<u8>(p) != COLON) return 0;
+  return skipSpace(p + 1, end);
+}
+
 /** The key at p and its colon: where its value starts, blanks skipped; 0 when malformed. */
 function afterKey(p: usize, end: usize): usize {
   if (p >= end || <u32>load<u8>(p) != DQUOTE) return 0;
   const r = skipString(p + 1, end);
-  if (r == 0) return 0;
-  p = skipSpace(posOf(r), end);
-  if (p >= end || <u32>load<u8>(p) != COLON) return 0;
-  return skipSpace(p + 1, end);
+  return r == 0 ? 0 : afterColon(posOf(r), end);
+}
+
+/** An array's first item: where it starts, blanks skipped; 0 when the array at start is empty. */
+@inline function firstItem(start: usize, end: usize): usize {
+  const p = skipSpace(start + 1, end);
+  return <u32>load<u8>(p) == RBRACKET ? 0 : p;
+}
+
+/** After an array item ending at p: where the next one starts; 0 at the array's end. (Arrays read here were validated whole.) */
+@inline function nextItem(p: usize, end: usize): usize {
+  p = skipSpace(p, end);
+  return <u32>load<u8>(p) == COMMA ? skipSpace(p + 1, end) : 0;
 }
 
 /** After the JSON value at p (validated, not read), or 0 when malformed or nested deeper than MAX_NEST. */
@@ -369,10 +385,8 @@ function fields(p: usize, end: usize, keys: u32, set: usize): usize {
     const r = skipString(p + 1, end);
     if (r == 0 || (lowOf(r) & S_ESCAPED) != 0) return 0;
     const k = keyId(p + 1, posOf(r) - 2 - p, keys);
-    p = skipSpace(posOf(r), end);
-    if (p >= end || <u32>load<u8>(p) != COLON) return 0;
-    p = skipSpace(p + 1, end);
-    if (p >= end) return 0;
+    p = afterColon(posOf(r), end);
+    if (p == 0 || p >= end) return 0;
     const start = p;
     const c = <u32>load<u8>(p);
     let kind = V_OTHER;
@@ -765,9 +779,7 @@ function block(payload: bool): bool {
 
 /** The content list [start, end): its blocks in order. False: left to the host. */
 function blocks(start: usize, end: usize, payload: bool): bool {
-  let p = skipSpace(start + 1, end);
-  if (<u32>load<u8>(p) == RBRACKET) return true;
-  while (true) {
+  for (let p = firstItem(start, end); p != 0; ) {
     const c = <u32>load<u8>(p);
     if (c == DQUOTE) {
       const r = skipString(p + 1, end);
@@ -780,10 +792,9 @@ function blocks(start: usize, end: usize, payload: bool): bool {
     } else {
       p = skipValue(p, end);
     }
-    p = skipSpace(p, end);
-    if (<u32>load<u8>(p) != COMMA) return true;
-    p = skipSpace(p + 1, end);
+    p = nextItem(p, end);
   }
+  return true;
 }
 
 // ---- The structured payload ------------------------------------------------------
@@ -800,9 +811,7 @@ function payloadOf(start: usize, end: usize, kind: u32): u64 {
     return k == 0 || k == V_NULL ? 0 : pack(slotStart(K_STRUCTURED_CONTENT), <u32>slotEnd(K_STRUCTURED_CONTENT));
   }
   if (kind != V_ARRAY) return 0;
-  let p = skipSpace(start + 1, end);
-  if (<u32>load<u8>(p) == RBRACKET) return 0;
-  while (true) {
+  for (let p = firstItem(start, end); p != 0; ) {
     if (<u32>load<u8>(p) == LBRACE) {
       const q = fields(p, end, ITEM_KEYS, SET_OTHER);
       if (q == 0) return 1;
@@ -813,10 +822,9 @@ function payloadOf(start: usize, end: usize, kind: u32): u64 {
       }
       p = q;
     } else p = skipValue(p, end);
-    p = skipSpace(p, end);
-    if (<u32>load<u8>(p) != COMMA) return 0;
-    p = skipSpace(p + 1, end);
+    p = nextItem(p, end);
   }
+  return 0;
 }
 
 const P_HOST: u32 = 1; // escaped, duplicate or integer-like keys, or nested past KEY_LEVELS
@@ -1129,18 +1137,16 @@ function serializedForm(): u32 {
   if (slotKind(K_ID) != V_ARRAY || slotKind(K_KWARGS) != V_OBJECT) return F_HOST;
   // The class is the id list's last item.
   const end = slotEnd(K_ID);
-  let p = skipSpace(slotStart(K_ID) + 1, end);
   let last: usize = 0;
   let lastEnd: usize = 0;
-  while (<u32>load<u8>(p) != RBRACKET) {
+  for (let p = firstItem(slotStart(K_ID), end); p != 0; ) {
     last = p;
     if (<u32>load<u8>(p) == DQUOTE) {
       const r = skipString(p + 1, end);
       if (lowOf(r) & S_ESCAPED) return F_HOST;
       lastEnd = posOf(r);
     } else lastEnd = 0;
-    p = skipSpace(lastEnd != 0 ? lastEnd : skipValue(p, end), end);
-    if (<u32>load<u8>(p) == COMMA) p = skipSpace(p + 1, end);
+    p = nextItem(lastEnd != 0 ? lastEnd : skipValue(p, end), end);
   }
   if (lastEnd == 0) return F_HOST; // empty, or not a string: not the serialized form
   return tokenIs(last, lastEnd, W_TOOL_MESSAGE) || tokenIs(last, lastEnd, W_TOOL_MESSAGE_CHUNK) ? F_TOOL_CLASS : F_OTHER_CLASS;
