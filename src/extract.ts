@@ -40,6 +40,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
+import { releaseMemoryFor } from "./engine/wasm.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -379,6 +380,10 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
   const occurrenceId = asString(read(message, "id"));
   const content = read(message, "content");
+  // No engine data is in use between extractions: memory a huge earlier
+  // result grew is given back before an ordinary one (the estimate is what a
+  // text content needs; blocks count as small).
+  releaseMemoryFor(typeof content === "string" ? 3 * content.length : 0);
 
   const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);

@@ -3,6 +3,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
 import { scanText } from "../src/engine/scan.js";
+import { engine } from "../src/engine/wasm.js";
 import type { ArtifactEntry } from "../src/types.js";
 
 const NOW = "2025-01-02T03:04:05.000Z";
@@ -736,5 +737,21 @@ describe("totality on odd input", () => {
 
   it("a hostile URL run (144 KB of http://a.) finishes with no entries", () => {
     expect(extract({ content: "http://a.".repeat(16_000) })).toEqual([]);
+  });
+});
+
+describe("engine memory", () => {
+  // WebAssembly memory only grows: after a huge result, the next ordinary
+  // extraction starts on a fresh engine instance instead of keeping it.
+  it("gives back the memory a huge text result grew at the next ordinary extraction", () => {
+    const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
+    const huge = extractArtifacts({ type: "tool", tool_call_id: "big", content: "x ".repeat(20_000_000) + "/mnt/user-data/huge.csv" }, options);
+    expect(huge.map((e) => e.real_ref)).toEqual(["/mnt/user-data/huge.csv"]);
+    expect(engine().memory.buffer.byteLength).toBeGreaterThan(64 << 20);
+    const small = { type: "tool", tool_call_id: "c", content: "see /mnt/user-data/a.csv and https://x.example/b.png" };
+    const entries = extractArtifacts(small, options);
+    expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
+    expect(entries.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.csv", "https://x.example/b.png"]);
+    expect(entries[0].handle).toBe(generateHandle("t", "c", 0, 0));
   });
 });
