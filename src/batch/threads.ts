@@ -21,9 +21,9 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * worker takes about 0.1 s to start (measured outside the bench) and more to
  * warm up, which on small inputs the pool does not earn back from a calling
  * thread that scans 190–380 MB/s by itself: on 2 cores bench/cli.bench.ts
- * measured the pool at 0.82–0.86× the calling thread on 85 MB and 1.03–1.14×
- * on 255 MB (whole runs, four full bench runs), and 410.5–480.0 against
- * 313.0–373.2 MB/s (--stats rates) on 1 GB.
+ * measured the pool at 0.80–0.86× the calling thread on 85 MB and 1.02–1.14×
+ * on 255 MB (whole runs, five full bench runs), and 410.5–480.0 against
+ * 306.9–373.2 MB/s (--stats rates) on 1 GB.
  */
 export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
 
