@@ -128,12 +128,14 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
   const threads = flags.threads ?? archiveThreads(source.size);
   // Piscina is loaded only for a pool: a one-thread run does not pay for it.
-  const pool = threads > 1 ? new (await import("./batch/pool.js")).ScanPool({ threads }) : undefined;
+  // This thread scans too, so `threads` counts it beside the workers.
+  const pool = threads > 1 ? new (await import("./batch/pool.js")).ScanPool({ threads: threads - 1 }) : undefined;
   const write = stdoutWriter();
   if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
   try {
     const summary = await scanArchive(source.source, write, {
       pool,
+      alsoScanHere: true,
       format: flags.format,
       detectRefsInText: flags.text,
       sandboxPrefixes: flags.sandboxPrefix,
@@ -170,7 +172,7 @@ function cli(): Command {
     .command("scan")
     .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized ToolMessage).")
     .argument("<file>", 'JSON lines archive, or "-" for stdin')
-    .option("--threads <n>", "scanning threads (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
+    .option("--threads <n>", "scanning threads, this one included (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s and rejected payloads on stderr")

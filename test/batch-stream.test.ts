@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
 import { scanArchive, streamSource, type ArchiveOptions } from "../src/batch/stream.js";
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
@@ -80,8 +80,9 @@ describe("scanArchive", () => {
     ["calling thread, one piece", undefined, [bytes.length], 1 << 20],
     ["calling thread, ragged pieces, small chunks", undefined, [7, 1, 300, 4096], 2048],
     ["pool, ragged pieces, small chunks", "pool", [13, 5000, 2], 4096],
+    ["pool and calling thread, ragged pieces, small chunks", "both", [13, 5000, 2], 4096],
   ])("%s: every entry in input order, every bad line by its number", async (_, usePool, sizes, chunkBytes) => {
-    const r = await run(pieces(bytes, sizes), { pool: usePool ? pool : undefined, chunkBytes }, usePool !== undefined);
+    const r = await run(pieces(bytes, sizes), { pool: usePool ? pool : undefined, alsoScanHere: usePool === "both", chunkBytes }, usePool !== undefined);
     expect(r.output).toBe(expectedOutput());
     expect(r.failures.map((f) => f.line)).toEqual(bad);
     for (const f of r.failures) expect(f.reason).toMatch(/^invalid JSON: /);
@@ -223,5 +224,115 @@ describe("scanArchive", () => {
     } finally {
       await broken.close();
     }
+  });
+
+  describe("scanning on the calling thread too (alsoScanHere)", () => {
+    /** Reads `bytes` 4096 at a time; the read after `gateAfter` reads first waits for `gate()`. */
+    const gatedSource = (gateAfter: number, gate: () => Promise<unknown>) => {
+      let at = 0;
+      let reads = 0;
+      return {
+        read: async (into: Uint8Array) => {
+          if (++reads === gateAfter + 1) await gate();
+          const n = Math.min(into.byteLength, 4096, bytes.length - at);
+          into.set(bytes.subarray(at, at + n));
+          at += n;
+          return n;
+        },
+      };
+    };
+
+    /** The first task `run` was given (the scan's empty one, sent with its first chunk), once it has come back. */
+    const firstTask = async (run: MockInstance<ScanPool["run"]>) => {
+      while (run.mock.results.length === 0) await new Promise((resume) => setImmediate(resume));
+      return run.mock.results[0]!.value as ReturnType<ScanPool["run"]>;
+    };
+
+    it("takes every chunk until a worker has started, then shares them with the pool", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      const run = vi.spyOn(fresh, "run");
+      try {
+        let chunksBeforeReady = -1;
+        // The first run is the empty task that tells when a worker is up: hold the input back until it is back.
+        const source = gatedSource(8, async () => {
+          await firstTask(run);
+          chunksBeforeReady = run.mock.calls.length - 1;
+        });
+        const out: Buffer[] = [];
+        const summary = await scanArchive(
+          source,
+          (chunk, done) => {
+            out.push(Buffer.from(chunk));
+            done();
+          },
+          { pool: fresh, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} },
+        );
+        expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+        expect(summary.lines).toBe(3000);
+        expect(run.mock.calls[0]![0]).toMatchObject({ kind: "lines", inputBytes: 0 });
+        expect(chunksBeforeReady).toBe(0);
+        const pooled = run.mock.calls.slice(1).filter(([task]) => task.kind === "lines" && task.inputBytes > 0).length;
+        expect(pooled).toBeGreaterThan(0);
+        // Several chunks were read before the gate, and none of them went to the pool.
+        expect(pooled).toBeLessThan(Math.ceil(bytes.length / 4096) - 7);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it("gives each worker at most two chunks at a time and scans the others here", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      const real = fresh.run.bind(fresh);
+      let outstanding = 0;
+      let most = 0;
+      let pooled = 0;
+      // Results held back a while: the pool stays busy, as a slow worker would.
+      const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
+        if (task.kind === "lines" && task.inputBytes > 0) {
+          pooled++;
+          most = Math.max(most, ++outstanding);
+        }
+        try {
+          const result = await real(task);
+          await new Promise((resume) => setTimeout(resume, 15));
+          return result;
+        } finally {
+          if (task.kind === "lines" && task.inputBytes > 0) outstanding--;
+        }
+      });
+      try {
+        let writes = 0;
+        const out: Buffer[] = [];
+        await scanArchive(
+          // No input after the first chunk until the first run (the scan's empty task) is back: a worker is up.
+          gatedSource(1, () => firstTask(run)),
+          (chunk, done) => {
+            writes++;
+            out.push(Buffer.from(chunk));
+            done();
+          },
+          { pool: fresh, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} },
+        );
+        expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+        expect(most).toBe(2);
+        expect(pooled).toBeGreaterThan(2);
+        expect(pooled).toBeLessThan(writes / 2);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it("ends with WorkerStartError when no worker can start, though this thread could scan", async () => {
+      const broken = new ScanPool({ threads: 1, faults: { failStartup: true } });
+      const run = vi.spyOn(broken, "run");
+      try {
+        const source = gatedSource(2, () => firstTask(run).catch(() => {}));
+        await expect(scanArchive(source, (_, done) => done(), { pool: broken, alsoScanHere: true, format: "jsonl", chunkBytes: 4096, onFailure() {} })).rejects.toThrow(
+          WorkerStartError,
+        );
+      } finally {
+        await broken.close();
+      }
+    });
   });
 });

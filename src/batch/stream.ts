@@ -29,6 +29,14 @@ export interface ArchiveSummary extends ArchiveProgress {
 export interface ArchiveOptions extends LineScanOptions {
   /** Scan on this pool; without one, on the calling thread. */
   pool?: ScanPool;
+  /**
+   * With a pool, the calling thread scans too: the chunks no worker is free
+   * for, and all of them until the first worker has started. For a thread
+   * with nothing else to do (the CLI's); each such chunk blocks its event
+   * loop for the time of one scan. Default false: with a pool, this thread
+   * only reads, hands out and writes.
+   */
+  alsoScanHere?: boolean;
   /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
   chunkBytes?: number;
   /** A longer line is reported as failed and skipped without being buffered whole. Default 256 MiB. */
@@ -75,6 +83,7 @@ const NEWLINE = 0x0a;
 /** A scanned chunk (its packed buffer and what it holds), or the error that lost it; `lines` is counted here either way. */
 interface Chunk {
   lines: number;
+  settled: boolean;
   result: Promise<{ packed: ArrayBuffer; scanned: ReturnType<typeof unpackLineResult> } | { lost: unknown }>;
 }
 
@@ -99,11 +108,28 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   const started = performance.now();
   const summary: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0 };
   const inFlight: Chunk[] = [];
-  const maxInFlight = pool ? pool.threads * 2 : 1;
   const buffers = pool?.buffers ?? new BufferPool();
-  // The scanner (and its engine) is loaded only to scan here: with a pool,
-  // this thread only reads, hands out and writes.
-  const local = pool ? undefined : await import("./scan.js");
+  const here = !pool || options.alsoScanHere === true;
+  // Each worker has one chunk queued behind the one it scans, so it never
+  // waits for this thread; chunks this thread scans wait behind theirs.
+  const maxPoolTasks = pool ? pool.threads * 2 : 0;
+  const maxInFlight = pool ? maxPoolTasks + (here ? 4 : 0) : 1;
+  let poolTasks = 0;
+  // Scanning here too, chunks go to the pool only once a worker has started
+  // (an empty task came back): until then this thread takes them all.
+  let poolReady = !here;
+  let poolFailed: unknown;
+  const startPool = () =>
+    pool!.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: scan }).then(
+      () => (poolReady = true),
+      (err: unknown) => {
+        if (err instanceof WorkerStartError) poolFailed = err;
+        else poolReady = true;
+      },
+    );
+  // The scanner (and its engine) is loaded only to scan here: with a pool
+  // alone, this thread only reads, hands out and writes.
+  let local: typeof import("./scan.js") | undefined;
 
   const fail = (failure: LineFailure, lines = 1) => {
     summary.failed += lines;
@@ -113,29 +139,34 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   /** Scan the first `bytes` of `input` (whole lines) there or on a worker; the buffer comes back to the pool. */
   const submit = (input: ArrayBuffer, bytes: number) => {
     const view = new Uint8Array(input, 0, bytes);
-    const lines = countLines(view);
-    let result: Chunk["result"];
-    if (pool) {
-      result = pool
+    const chunk: Chunk = { lines: countLines(view), settled: true, result: undefined! };
+    if (pool && poolReady && poolTasks < maxPoolTasks) {
+      poolTasks++;
+      chunk.settled = false;
+      chunk.result = pool
         .run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan })
         .then(({ output, free }) => {
           for (const b of free) buffers.give(b);
           return { packed: output, scanned: unpackLineResult(output) };
         })
-        .catch((lost: unknown) => ({ lost }));
+        .catch((lost: unknown) => ({ lost }))
+        .finally(() => {
+          poolTasks--;
+          chunk.settled = true;
+        });
     } else {
       // The same packed result a worker returns: one code path for both.
       const { alloc, unused } = spareOrNew(buffers.spare());
       try {
         const packed = local!.scanLinesPacked(view, scan, { alloc });
-        result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
+        chunk.result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
       } catch (lost) {
-        result = Promise.resolve({ lost });
+        chunk.result = Promise.resolve({ lost });
       }
       buffers.give(input);
       buffers.give(unused());
     }
-    inFlight.push({ lines, result });
+    inFlight.push(chunk);
   };
 
   const flushOne = async () => {
@@ -160,9 +191,18 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     onProgress?.(summary);
   };
 
-  const enqueue = async (input: ArrayBuffer, bytes: number) => {
+  /** Scan a chunk (the last one when `last`); write what is done, in order, and wait only when too much is in flight. */
+  const enqueue = async (input: ArrayBuffer, bytes: number, last = false) => {
+    if (here && local === undefined) {
+      // Only once there is something to scan: an empty archive loads
+      // nothing, and one that fits in a chunk starts no worker. The worker
+      // starts while this thread loads the engine.
+      if (pool && !last) void startPool();
+      local = await import("./scan.js");
+    }
+    if (poolFailed instanceof WorkerStartError) throw poolFailed;
     submit(input, bytes);
-    while (inFlight.length >= maxInFlight) await flushOne();
+    while (inFlight.length >= maxInFlight || inFlight[0]?.settled) await flushOne();
   };
 
   // `current` holds `length` bytes read but not yet submitted; `lastNewline`
@@ -240,7 +280,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
       dropping = true;
     }
   }
-  if (length > 0 && !dropping) await enqueue(current, length);
+  if (length > 0 && !dropping) await enqueue(current, length, true);
   else buffers.give(current);
   while (inFlight.length > 0) await flushOne();
   summary.elapsedMs = performance.now() - started;

@@ -17,13 +17,15 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
 
 /**
  * Below this size, on machines with fewer than MIN_CORES_FOR_SHARED_POOL
- * cores, an archive (the CLI's input) is scanned on the calling thread. Each
- * worker takes about 0.1 s to start (measured outside the bench) and more to
- * warm up, which on small inputs the pool does not earn back from a calling
- * thread that scans 190–380 MB/s by itself: on 2 cores bench/cli.bench.ts
- * measured the pool at 0.80–0.86× the calling thread on 85 MB and 1.02–1.14×
- * on 255 MB (whole runs, five full bench runs), and 410.5–480.0 against
- * 306.9–373.2 MB/s (--stats rates) on 1 GB.
+ * cores, an archive (the CLI's input) is scanned on the calling thread alone.
+ * A worker takes about 0.1 s to start (measured outside the bench) and more
+ * to warm up, which on small inputs it does not earn back from a calling
+ * thread that scans 190–380 MB/s by itself, on the same two cores. With the
+ * calling thread scanning beside one worker, bench/cli.bench.ts measured
+ * 1.00× the calling thread alone on 85 MB and 1.16× on 255 MB (whole runs);
+ * alternating whole runs outside the bench gave 0.85× on 42 MB, 0.94× on
+ * 127 MB and 1.01× on 170 MB. (Before, with the calling thread only handing
+ * out chunks to two workers: 0.80–0.86× on 85 MB, 1.02–1.14× on 255 MB.)
  */
 export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
 
