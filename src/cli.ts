@@ -145,6 +145,10 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
         process.stderr.write(`${source.name}:${f.line}: ${f.reason}\n`);
       },
       onProgress: progress?.update,
+      onPoolUnavailable: (err) => {
+        progress?.clear();
+        process.stderr.write(`tool-artifacts: ${err.message}; scanning on this thread alone\n`);
+      },
     });
     progress?.clear();
     if (flags.stats) printStats(summary, threads);

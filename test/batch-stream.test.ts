@@ -142,6 +142,27 @@ describe("scanArchive", () => {
       await crashing.close();
     }
   });
+  it("a crash of the only worker while another chunk waits for it loses that chunk only, and the scan ends", async () => {
+    const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "crash" } });
+    try {
+      // A worker up first, so the chunks go to the pool from the start.
+      await crashing.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } });
+      const line = (i: number) => JSON.stringify({ thread_id: i === 150 ? "crash" : "t", message: { type: "tool", tool_call_id: `c${i}`, content: `line ${i} /mnt/user-data/f${i}.txt` } });
+      // About 60 lines a chunk: the crash is in the third of four, the fourth queued behind it.
+      const lines = Array.from({ length: 200 }, (_, i) => line(i)).join("\n") + "\n";
+      const r = await run(pieces(Buffer.from(lines), [4096]), { pool: crashing, chunkBytes: 4096 });
+      const lost = r.failures.filter((f) => /not scanned/.test(f.reason));
+      expect(lost).toHaveLength(1);
+      const [, first, last] = /^lines (\d+)\.\.(\d+) not scanned/.exec(lost[0].reason)!.map(Number);
+      expect(first).toBeLessThanOrEqual(151);
+      expect(last).toBeGreaterThanOrEqual(151);
+      expect(r.summary.lines).toBe(200);
+      expect(r.output).toContain('"tool_call_id":"c199"');
+    } finally {
+      await crashing.close();
+    }
+  });
+
   // The next read is started before a chunk is scanned and written, so the
   // two overlap; reads stay one at a time and in order.
   it("reads ahead: the next read starts before the chunk is written, one read at a time", async () => {
@@ -242,7 +263,11 @@ describe("scanArchive", () => {
       };
     };
 
-    /** The first task `run` was given (the scan's empty one, sent with its first chunk), once it has come back. */
+    /** Scan `bytes` 4096 at a time on `pool` and this thread. */
+    const run_ = (bytes: Buffer, pool: ScanPool) =>
+      scanArchive(streamSource(pieces(bytes, [4096])), (_, done) => done(), { pool, alsoScanHere: true, format: "jsonl", chunkBytes: 4096, onFailure() {} });
+
+    /** The first task `run` was given (the scan's empty one, sent with its fourth chunk), once it has come back. */
     const firstTask = async (run: MockInstance<ScanPool["run"]>) => {
       while (run.mock.results.length === 0) await new Promise((resume) => setImmediate(resume));
       return run.mock.results[0]!.value as ReturnType<ScanPool["run"]>;
@@ -304,8 +329,8 @@ describe("scanArchive", () => {
         let writes = 0;
         const out: Buffer[] = [];
         await scanArchive(
-          // No input after the first chunk until the first run (the scan's empty task) is back: a worker is up.
-          gatedSource(1, () => firstTask(run)),
+          // No input after the fourth chunk until the first run (the scan's empty task) is back: a worker is up.
+          gatedSource(4, () => firstTask(run)),
           (chunk, done) => {
             writes++;
             out.push(Buffer.from(chunk));
@@ -322,16 +347,48 @@ describe("scanArchive", () => {
       }
     });
 
-    it("ends with WorkerStartError when no worker can start, though this thread could scan", async () => {
+    it("scans everything here when no worker can start, and says so once", async () => {
       const broken = new ScanPool({ threads: 1, faults: { failStartup: true } });
       const run = vi.spyOn(broken, "run");
       try {
-        const source = gatedSource(2, () => firstTask(run).catch(() => {}));
-        await expect(scanArchive(source, (_, done) => done(), { pool: broken, alsoScanHere: true, format: "jsonl", chunkBytes: 4096, onFailure() {} })).rejects.toThrow(
-          WorkerStartError,
+        const unavailable: unknown[] = [];
+        const out: Buffer[] = [];
+        // Input held back after the fifth read until the failed start is known.
+        const source = gatedSource(5, () => firstTask(run).catch(() => {}));
+        const summary = await scanArchive(
+          source,
+          (chunk, done) => {
+            out.push(Buffer.from(chunk));
+            done();
+          },
+          { pool: broken, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {}, onPoolUnavailable: (err) => unavailable.push(err) },
         );
+        expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+        expect(summary.lines).toBe(3000);
+        expect(unavailable).toHaveLength(1);
+        expect(unavailable[0]).toBeInstanceOf(WorkerStartError);
+        expect(run).toHaveBeenCalledTimes(1);
       } finally {
         await broken.close();
+      }
+    });
+
+    it("starts no worker for an archive of a few chunks, and one for a longer archive", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      const run = vi.spyOn(fresh, "run");
+      try {
+        const chunks = (n: number) => {
+          const lines = text.split("\n");
+          let end = 0;
+          for (let size = 0; end < lines.length && size + lines[end].length < n * 4096 - 200; end++) size += lines[end].length + 1;
+          return Buffer.from(lines.slice(0, end).join("\n") + "\n");
+        };
+        await run_(chunks(3), fresh);
+        expect(run).not.toHaveBeenCalled();
+        await run_(chunks(8), fresh);
+        expect(run.mock.calls[0]![0]).toMatchObject({ kind: "lines", inputBytes: 0 });
+      } finally {
+        await fresh.close();
       }
     });
   });

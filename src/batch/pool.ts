@@ -75,8 +75,22 @@ export class ScanPool {
       return await this.#piscina.run(Piscina.move(new Moved(task, moved)), { signal });
     } catch (err) {
       if (signal.aborted) throw new WorkerStartError(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
+      this.#replaceLostWorker();
       throw err;
     }
+  }
+
+  /**
+   * Piscina replaces a worker that died only up to `minThreads` (0 here): had
+   * the dead one been the last, the tasks queued behind its task would wait
+   * for the next `run` to start a worker, and at the end of an archive there
+   * is none. An empty task starts one; it runs after those queued.
+   */
+  #replaceLostWorker(): void {
+    const piscina = this.#piscina;
+    if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
+    const empty: ScanTask = { kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } };
+    piscina.run(Piscina.move(new Moved(empty, []))).catch(() => {});
   }
 
   /** The live worker threads (diagnostics and fault tests). */

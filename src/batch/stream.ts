@@ -30,19 +30,29 @@ export interface ArchiveOptions extends LineScanOptions {
   /** Scan on this pool; without one, on the calling thread. */
   pool?: ScanPool;
   /**
-   * With a pool, the calling thread scans too: the chunks no worker is free
-   * for, and all of them until the first worker has started. For a thread
-   * with nothing else to do (the CLI's); each such chunk blocks its event
-   * loop for the time of one scan. Default false: with a pool, this thread
-   * only reads, hands out and writes.
+   * With a pool, the calling thread scans too: every chunk until the first
+   * worker has started, then each chunk that finds two already queued or
+   * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks
+   * have been read, and should none start at all, this thread scans the
+   * whole archive (see `onPoolUnavailable`). For a thread with nothing else
+   * to do (the CLI's): each chunk it scans blocks its event loop for the
+   * time of one scan. Default false: with a pool, this thread only reads,
+   * hands out and writes.
    */
   alsoScanHere?: boolean;
   /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
   chunkBytes?: number;
-  /** A longer line is reported as failed and skipped without being buffered whole. Default 256 MiB. */
+  /**
+   * A line is reported as failed and skipped, without being buffered whole,
+   * once more than this many of its bytes have been read and its end has
+   * not (so a line that ends within the read that passes the limit is still
+   * scanned). Default 256 MiB.
+   */
   maxLineBytes?: number;
   onFailure(failure: LineFailure): void;
   onProgress?(progress: ArchiveProgress): void;
+  /** With `alsoScanHere`: no pool worker could start, so this thread scans everything. Called at most once. */
+  onPoolUnavailable?(error: WorkerStartError): void;
 }
 
 /** Where archive bytes come from: fills `into` from its start, resolves to the byte count (0 at the end). */
@@ -78,11 +88,26 @@ export type ArchiveWriter = (bytes: Uint8Array, done: () => void) => void | Prom
 
 const DEFAULT_CHUNK_BYTES = 1 << 20;
 const DEFAULT_MAX_LINE_BYTES = 256 << 20;
+/**
+ * Scanning here too, a worker is started only once this many chunks have
+ * been read. It takes about 0.1 s to start (and its CPU, on a small
+ * machine), which an archive of a few chunks, scanned here in a few
+ * milliseconds each, would only pay for; a large archive gets its worker
+ * that few milliseconds later.
+ */
+const WORKER_AFTER_CHUNKS = 4;
+/**
+ * Chunks scanned here that may wait, with their results, behind the pool's
+ * unfinished ones: that many chunk-sized results more memory, and this
+ * thread goes on scanning while a worker is slow.
+ */
+const HERE_IN_FLIGHT = 4;
 const NEWLINE = 0x0a;
 
 /** A scanned chunk (its packed buffer and what it holds), or the error that lost it; `lines` is counted here either way. */
 interface Chunk {
   lines: number;
+  /** The result is in: at once for a chunk scanned on this thread, when the worker answers for the pool's. */
   settled: boolean;
   result: Promise<{ packed: ArrayBuffer; scanned: ReturnType<typeof unpackLineResult> } | { lost: unknown }>;
 }
@@ -98,7 +123,8 @@ function countLines(bytes: Uint8Array): number {
  * Scan the archive `source` gives, writing each chunk's entries in input
  * order. A bad line, or the lines of a chunk whose worker died, are reported
  * through `onFailure` and the scan goes on; it rejects when the source or the
- * writer fails, or when no pool worker can start (WorkerStartError).
+ * writer fails, or when no pool worker can start (WorkerStartError) and this
+ * thread does not scan too (`alsoScanHere`; with it, see `onPoolUnavailable`).
  */
 export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
   const { pool, onFailure, onProgress } = options;
@@ -113,22 +139,23 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   // Each worker has one chunk queued behind the one it scans, so it never
   // waits for this thread; chunks this thread scans wait behind theirs.
   const maxPoolTasks = pool ? pool.threads * 2 : 0;
-  const maxInFlight = pool ? maxPoolTasks + (here ? 4 : 0) : 1;
+  const maxInFlight = pool ? maxPoolTasks + (here ? HERE_IN_FLIGHT : 0) : 1;
   let poolTasks = 0;
   // Scanning here too, chunks go to the pool only once a worker has started
-  // (an empty task came back): until then this thread takes them all.
+  // (an empty task came back); until then, or if none can start, this
+  // thread takes them all.
   let poolReady = !here;
-  let poolFailed: unknown;
-  const startPool = () =>
+  let chunksRead = 0;
+  const awaitFirstWorker = () =>
     pool!.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: scan }).then(
       () => (poolReady = true),
       (err: unknown) => {
-        if (err instanceof WorkerStartError) poolFailed = err;
-        else poolReady = true;
+        if (err instanceof WorkerStartError) options.onPoolUnavailable?.(err);
       },
     );
-  // The scanner (and its engine) is loaded only to scan here: with a pool
-  // alone, this thread only reads, hands out and writes.
+  // The scanner (and its engine) is loaded only to scan here, and only once
+  // there is something to scan: with a pool alone, this thread only reads,
+  // hands out and writes.
   let local: typeof import("./scan.js") | undefined;
 
   const fail = (failure: LineFailure, lines = 1) => {
@@ -136,7 +163,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     onFailure(failure);
   };
 
-  /** Scan the first `bytes` of `input` (whole lines) there or on a worker; the buffer comes back to the pool. */
+  /** Scan the first `bytes` of `input` (whole lines) here or on a worker; the buffer comes back to the pool. */
   const submit = (input: ArrayBuffer, bytes: number) => {
     const view = new Uint8Array(input, 0, bytes);
     const chunk: Chunk = { lines: countLines(view), settled: true, result: undefined! };
@@ -193,14 +220,9 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
 
   /** Scan a chunk (the last one when `last`); write what is done, in order, and wait only when too much is in flight. */
   const enqueue = async (input: ArrayBuffer, bytes: number, last = false) => {
-    if (here && local === undefined) {
-      // Only once there is something to scan: an empty archive loads
-      // nothing, and one that fits in a chunk starts no worker. The worker
-      // starts while this thread loads the engine.
-      if (pool && !last) void startPool();
-      local = await import("./scan.js");
-    }
-    if (poolFailed instanceof WorkerStartError) throw poolFailed;
+    // Past a few chunks, start a worker while this thread goes on scanning.
+    if (pool && here && ++chunksRead === WORKER_AFTER_CHUNKS && !last) void awaitFirstWorker();
+    if (here) local ??= await import("./scan.js");
     submit(input, bytes);
     while (inFlight.length >= maxInFlight || inFlight[0]?.settled) await flushOne();
   };
