@@ -12,6 +12,7 @@ import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
+import { ScanPool } from "./batch/pool.js";
 import { archiveThreads } from "./batch/threads.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
 
@@ -127,9 +128,8 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   }
   const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
   const threads = flags.threads ?? archiveThreads(source.size);
-  // Piscina is loaded only for a pool: a one-thread run does not pay for it.
   // This thread scans too, so `threads` counts it beside the workers.
-  const pool = threads > 1 ? new (await import("./batch/pool.js")).ScanPool({ threads: threads - 1 }) : undefined;
+  const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
   const write = stdoutWriter();
   if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
   try {

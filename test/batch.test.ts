@@ -257,6 +257,22 @@ describe("process lifetime", () => {
     expect(r.stdout.trim()).toBe("300 2");
   });
 
+  it("a pool that never runs a task loads no Piscina and starts nothing, and closes at once", () => {
+    const r = child(`
+      const { createRequire } = await import("node:module");
+      const loaded = () => Object.keys(createRequire(import.meta.url).cache).some((m) => m.includes("/node_modules/piscina/"));
+      const before = loaded();
+      const pool = new ScanPool({ threads: 2 });
+      await pool.close();
+      const after = loaded();
+      const used = new ScanPool({ threads: 1 });
+      await scanBatch(items, { pool: used, poolThreshold: 0 });
+      console.log(JSON.stringify({ before, after, workers: pool.workers.length, loadedOnUse: loaded() }));
+      await used.close();`);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ before: false, after: false, workers: 0, loadedOnUse: true });
+  });
+
   it("idle workers exit after the idle timeout", async () => {
     const pool = new ScanPool({ threads: 2, idleTimeoutMs: 50 });
     try {

@@ -6,10 +6,9 @@ import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
-import { Piscina } from "piscina";
+import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
 import { errorMessage, WorkerStartError } from "./errors.js";
-import { Moved } from "./moved.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./worker.js";
 
 export interface ScanPoolOptions {
@@ -41,7 +40,14 @@ export class ScanPool {
   readonly threads: number;
   /** Buffers for tasks and results; workers send back what they were sent. */
   readonly buffers = new BufferPool();
-  readonly #piscina: Piscina<unknown, ScanResult>;
+  readonly #idleTimeout: number;
+  readonly #faults: WorkerFaults | undefined;
+  /**
+   * Piscina, loaded and made at the first task: a pool that is never used
+   * (the CLI's, on a short archive) costs neither its loading nor a worker.
+   */
+  #piscina?: Piscina<unknown, ScanResult>;
+  #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: (task: ScanTask, buffers: ArrayBuffer[]) => unknown }>;
   /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
   #startup = new AbortController();
 
@@ -51,31 +57,42 @@ export class ScanPool {
     const idleTimeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     if (!(idleTimeout >= 0)) throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeout}`);
     this.threads = threads;
-    this.#piscina = new Piscina({
-      ...workerEntry(),
-      minThreads: 0,
-      maxThreads: threads,
-      idleTimeout,
-      workerData: { faults: options.faults },
-    });
-    // Piscina reports a worker that fails before taking a task (its engine did
-    // not load, say) only as this event, leaving queued tasks pending.
-    this.#piscina.on("error", (err: unknown) => {
-      const startup = this.#startup;
-      this.#startup = new AbortController();
-      startup.abort(err);
-    });
+    this.#idleTimeout = idleTimeout;
+    this.#faults = options.faults;
+  }
+
+  #start() {
+    return (this.#ready ??= (async () => {
+      const [{ Piscina }, { Moved }] = await Promise.all([import("piscina"), import("./moved.js")]);
+      const piscina = new Piscina<unknown, ScanResult>({
+        ...workerEntry(),
+        minThreads: 0,
+        maxThreads: this.threads,
+        idleTimeout: this.#idleTimeout,
+        workerData: { faults: this.#faults },
+      });
+      // Piscina reports a worker that fails before taking a task (its engine
+      // did not load, say) only as this event, leaving queued tasks pending.
+      piscina.on("error", (err: unknown) => {
+        const startup = this.#startup;
+        this.#startup = new AbortController();
+        startup.abort(err);
+      });
+      this.#piscina = piscina;
+      return { piscina, move: (task: ScanTask, buffers: ArrayBuffer[]) => Piscina.move(new Moved(task, buffers)) };
+    })());
   }
 
   /** Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
   async run(task: ScanTask): Promise<ScanResult> {
+    const { piscina, move } = await this.#start();
     const { signal } = this.#startup;
     const moved = task.spare ? [task.input, task.spare] : [task.input];
     try {
-      return await this.#piscina.run(Piscina.move(new Moved(task, moved)), { signal });
+      return await piscina.run(move(task, moved), { signal });
     } catch (err) {
       if (signal.aborted) throw new WorkerStartError(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
-      this.#replaceLostWorker();
+      this.#replaceLostWorker(piscina, move);
       throw err;
     }
   }
@@ -86,20 +103,20 @@ export class ScanPool {
    * for the next `run` to start a worker, and at the end of an archive there
    * is none. An empty task starts one; it runs after those queued.
    */
-  #replaceLostWorker(): void {
-    const piscina = this.#piscina;
+  #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: (task: ScanTask, buffers: ArrayBuffer[]) => unknown): void {
     if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
     const empty: ScanTask = { kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } };
-    piscina.run(Piscina.move(new Moved(empty, []))).catch(() => {});
+    piscina.run(move(empty, [])).catch(() => {});
   }
 
   /** The live worker threads (diagnostics and fault tests). */
   get workers(): readonly Worker[] {
-    return this.#piscina.threads;
+    return this.#piscina?.threads ?? [];
   }
 
   /** Let running tasks finish, then stop every worker. */
-  close(): Promise<void> {
-    return this.#piscina.close();
+  async close(): Promise<void> {
+    if (this.#ready === undefined) return;
+    await (await this.#ready).piscina.close();
   }
 }

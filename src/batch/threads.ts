@@ -1,8 +1,4 @@
-/**
- * How many threads to scan with, where the pool would not pay. Kept apart
- * from the pool so that the CLI decides without loading Piscina, which it
- * then loads only when it uses more than one thread.
- */
+/** How many threads to scan with, where the pool would not pay. */
 import { availableParallelism } from "node:os";
 
 /**
