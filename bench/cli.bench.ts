@@ -99,10 +99,10 @@ function compare(file: string, mb: number, rounds: number): void {
     // threads, and started its workers at no cost, would take serial +
     // (rest / threads). Two serial parts, each timed this round: the pool's
     // command on an empty archive (Node's start, loading the CLI, making and
-    // closing the pool, exiting; no worker starts and no engine loads, as
-    // there is no chunk), all of which a run does before it scans anything
-    // or after it is done; and a bare `node -e 0` (what no CLI design can
-    // split).
+    // closing the pool object, exiting; as there is no chunk, neither
+    // Piscina nor the engine loads and no worker starts), all of which a run
+    // does before it scans anything or after it is done; and a bare
+    // `node -e 0` (what no CLI design can split).
     const ceiling = (serial: number) => a.ms / (serial + Math.max(0, a.ms - serial) / threads);
     runs.ceiling.push(ceiling(scan(threads, false, emptyArchive).ms));
     runs.nodeCeiling.push(ceiling(bareNode()));

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
-import { scanArchive, streamSource, type ArchiveOptions } from "../src/batch/stream.js";
+import { scanArchive, streamSource, type ArchiveOptions, type ArchiveSource } from "../src/batch/stream.js";
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
 import { extractArtifacts } from "../src/extract.js";
 
@@ -263,9 +263,23 @@ describe("scanArchive", () => {
       };
     };
 
+    /** Scan `source` in 4096-byte chunks on `pool` and this thread; the output as text. */
+    const scanBoth = async (source: ArchiveSource, pool: ScanPool, more: Partial<ArchiveOptions> = {}) => {
+      const out: Buffer[] = [];
+      const summary = await scanArchive(
+        source,
+        (chunk, done) => {
+          out.push(Buffer.from(chunk));
+          done();
+        },
+        { pool, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {}, ...more },
+      );
+      return { output: Buffer.concat(out).toString("utf8"), summary };
+    };
+
     /** Scan `bytes` 4096 at a time on `pool` and this thread. */
-    const run_ = (bytes: Buffer, pool: ScanPool) =>
-      scanArchive(streamSource(pieces(bytes, [4096])), (_, done) => done(), { pool, alsoScanHere: true, format: "jsonl", chunkBytes: 4096, onFailure() {} });
+    const run_ = (bytes: Buffer, pool: ScanPool, onPoolUnavailable?: () => unknown) =>
+      scanArchive(streamSource(pieces(bytes, [4096])), (_, done) => done(), { pool, alsoScanHere: true, format: "jsonl", chunkBytes: 4096, onFailure() {}, onPoolUnavailable });
 
     /** The first task `run` was given (the scan's empty one, sent with its fourth chunk), once it has come back. */
     const firstTask = async (run: MockInstance<ScanPool["run"]>) => {
@@ -283,16 +297,8 @@ describe("scanArchive", () => {
           await firstTask(run);
           chunksBeforeReady = run.mock.calls.length - 1;
         });
-        const out: Buffer[] = [];
-        const summary = await scanArchive(
-          source,
-          (chunk, done) => {
-            out.push(Buffer.from(chunk));
-            done();
-          },
-          { pool: fresh, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} },
-        );
-        expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+        const { output, summary } = await scanBoth(source, fresh);
+        expect(output).toBe(expectedOutput());
         expect(summary.lines).toBe(3000);
         expect(run.mock.calls[0]![0]).toMatchObject({ kind: "lines", inputBytes: 0 });
         expect(chunksBeforeReady).toBe(0);
@@ -352,22 +358,51 @@ describe("scanArchive", () => {
       const run = vi.spyOn(broken, "run");
       try {
         const unavailable: unknown[] = [];
-        const out: Buffer[] = [];
         // Input held back after the fifth read until the failed start is known.
         const source = gatedSource(5, () => firstTask(run).catch(() => {}));
-        const summary = await scanArchive(
-          source,
-          (chunk, done) => {
-            out.push(Buffer.from(chunk));
-            done();
-          },
-          { pool: broken, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {}, onPoolUnavailable: (err) => unavailable.push(err) },
-        );
-        expect(Buffer.concat(out).toString("utf8")).toBe(expectedOutput());
+        const { output, summary } = await scanBoth(source, broken, { onPoolUnavailable: (err) => unavailable.push(err) });
+        expect(output).toBe(expectedOutput());
         expect(summary.lines).toBe(3000);
         expect(unavailable).toHaveLength(1);
         expect(unavailable[0]).toBeInstanceOf(WorkerStartError);
         expect(run).toHaveBeenCalledTimes(1);
+      } finally {
+        await broken.close();
+      }
+    });
+
+    it("scans here the chunk of a worker that could not start, and the rest, when one has started before", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      const real = fresh.run.bind(fresh);
+      let given = 0;
+      // The third chunk given to the pool finds that a new worker cannot start (as after a crash or an idle exit).
+      const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
+        if (task.kind === "lines" && task.inputBytes > 0 && ++given >= 3) throw new WorkerStartError("scan worker could not start: injected");
+        return real(task);
+      });
+      try {
+        const unavailable: unknown[] = [];
+        const { output, summary } = await scanBoth(gatedSource(4, () => firstTask(run)), fresh, { onPoolUnavailable: (err) => unavailable.push(err) });
+        expect(output).toBe(expectedOutput());
+        expect(summary).toMatchObject({ lines: 3000, failed: bad.length });
+        expect(unavailable).toHaveLength(1);
+        expect(given).toBeGreaterThanOrEqual(3);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it("says nothing of a worker that failed to start after the scan has ended", async () => {
+      const broken = new ScanPool({ threads: 1, faults: { failStartup: true } });
+      const run = vi.spyOn(broken, "run");
+      try {
+        let ended = false;
+        const lateCalls: unknown[] = [];
+        await run_(bytes.subarray(0, 8 * 4096), broken, () => ended && lateCalls.push("late"));
+        ended = true;
+        await firstTask(run).catch(() => {});
+        expect(run).toHaveBeenCalledTimes(1);
+        expect(lateCalls).toEqual([]);
       } finally {
         await broken.close();
       }

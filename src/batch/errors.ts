@@ -44,8 +44,7 @@ function label(index: number, threadId: string | undefined, toolCallId: string |
 /**
  * No pool worker could start (its engine did not load, say): every task would
  * fail alike, so an archive scan ends with this instead of failing its lines
- * one chunk at a time. Here, not in pool.ts, so that checking for it does not
- * load Piscina.
+ * one chunk at a time, or, when its calling thread scans too, goes on there.
  */
 export class WorkerStartError extends Error {}
 

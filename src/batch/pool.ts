@@ -22,6 +22,9 @@ export interface ScanPoolOptions {
 
 const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
 
+/** A task wrapped so that Piscina moves its buffers instead of copying them. */
+type Move = (task: ScanTask, buffers: ArrayBuffer[]) => unknown;
+
 /**
  * Workers get only the flags they need, never the parent's: flags such as
  * `--input-type` or `--eval` make a worker fail to start. Run from TypeScript
@@ -47,7 +50,7 @@ export class ScanPool {
    * (the CLI's, on a short archive) costs neither its loading nor a worker.
    */
   #piscina?: Piscina<unknown, ScanResult>;
-  #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: (task: ScanTask, buffers: ArrayBuffer[]) => unknown }>;
+  #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: Move }>;
   /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
   #startup = new AbortController();
 
@@ -63,7 +66,13 @@ export class ScanPool {
 
   #start() {
     return (this.#ready ??= (async () => {
-      const [{ Piscina }, { Moved }] = await Promise.all([import("piscina"), import("./moved.js")]);
+      let loaded;
+      try {
+        loaded = await Promise.all([import("piscina"), import("./moved.js")]);
+      } catch (err) {
+        throw new WorkerStartError(`scan worker could not start: cannot load Piscina: ${errorMessage(err)}`, { cause: err });
+      }
+      const [{ Piscina }, { Moved }] = loaded;
       const piscina = new Piscina<unknown, ScanResult>({
         ...workerEntry(),
         minThreads: 0,
@@ -79,7 +88,8 @@ export class ScanPool {
         startup.abort(err);
       });
       this.#piscina = piscina;
-      return { piscina, move: (task: ScanTask, buffers: ArrayBuffer[]) => Piscina.move(new Moved(task, buffers)) };
+      const move: Move = (task, buffers) => Piscina.move(new Moved(task, buffers));
+      return { piscina, move };
     })());
   }
 
@@ -103,7 +113,7 @@ export class ScanPool {
    * for the next `run` to start a worker, and at the end of an archive there
    * is none. An empty task starts one; it runs after those queued.
    */
-  #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: (task: ScanTask, buffers: ArrayBuffer[]) => unknown): void {
+  #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: Move): void {
     if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
     const empty: ScanTask = { kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } };
     piscina.run(move(empty, [])).catch(() => {});
@@ -114,9 +124,9 @@ export class ScanPool {
     return this.#piscina?.threads ?? [];
   }
 
-  /** Let running tasks finish, then stop every worker. */
+  /** Let running tasks finish, then stop every worker (tasks still queued fail). */
   async close(): Promise<void> {
-    if (this.#ready === undefined) return;
-    await (await this.#ready).piscina.close();
+    const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
+    await ready?.piscina.close();
   }
 }

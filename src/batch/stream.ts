@@ -33,11 +33,11 @@ export interface ArchiveOptions extends LineScanOptions {
    * With a pool, the calling thread scans too: every chunk until the first
    * worker has started, then each chunk that finds two already queued or
    * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks
-   * have been read, and should none start at all, this thread scans the
-   * whole archive (see `onPoolUnavailable`). For a thread with nothing else
-   * to do (the CLI's): each chunk it scans blocks its event loop for the
-   * time of one scan. Default false: with a pool, this thread only reads,
-   * hands out and writes.
+   * have been read, and should one fail to start, this thread scans the
+   * rest of the archive (see `onPoolUnavailable`). For a thread with
+   * nothing else to do (the CLI's): each chunk it scans blocks its event
+   * loop for the time of one scan. Default false: with a pool, this thread
+   * only reads, hands out and writes.
    */
   alsoScanHere?: boolean;
   /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
@@ -51,7 +51,11 @@ export interface ArchiveOptions extends LineScanOptions {
   maxLineBytes?: number;
   onFailure(failure: LineFailure): void;
   onProgress?(progress: ArchiveProgress): void;
-  /** With `alsoScanHere`: no pool worker could start, so this thread scans everything. Called at most once. */
+  /**
+   * With `alsoScanHere`: a pool worker could not start, so this thread scans
+   * the rest of the archive, the chunk that worker was given included.
+   * Called at most once, and not once the scan has ended.
+   */
   onPoolUnavailable?(error: WorkerStartError): void;
 }
 
@@ -146,11 +150,19 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   // thread takes them all.
   let poolReady = !here;
   let chunksRead = 0;
+  let ended = false;
+  let poolLost = false;
+  /** No worker could start: from now on this thread scans everything (said once, while the scan runs). */
+  const losePool = (err: WorkerStartError) => {
+    poolReady = false;
+    if (!poolLost && !ended) options.onPoolUnavailable?.(err);
+    poolLost = true;
+  };
   const awaitFirstWorker = () =>
     pool!.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: scan }).then(
-      () => (poolReady = true),
+      () => (poolReady = !poolLost),
       (err: unknown) => {
-        if (err instanceof WorkerStartError) options.onPoolUnavailable?.(err);
+        if (err instanceof WorkerStartError) losePool(err);
       },
     );
   // The scanner (and its engine) is loaded only to scan here, and only once
@@ -163,10 +175,24 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     onFailure(failure);
   };
 
-  /** Scan the first `bytes` of `input` (whole lines) here or on a worker; the buffer comes back to the pool. */
+  /** Scan the first `bytes` of `input` here, in the same packed form a worker returns; the buffer goes back to the pool. */
+  const scanHere = (input: ArrayBuffer, bytes: number): Chunk["result"] => {
+    const { alloc, unused } = spareOrNew(buffers.spare());
+    let result: Chunk["result"];
+    try {
+      const packed = local!.scanLinesPacked(new Uint8Array(input, 0, bytes), scan, { alloc });
+      result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
+    } catch (lost) {
+      result = Promise.resolve({ lost });
+    }
+    buffers.give(input);
+    buffers.give(unused());
+    return result;
+  };
+
+  /** Scan the first `bytes` of `input` (whole lines) here or on a worker. */
   const submit = (input: ArrayBuffer, bytes: number) => {
-    const view = new Uint8Array(input, 0, bytes);
-    const chunk: Chunk = { lines: countLines(view), settled: true, result: undefined! };
+    const chunk: Chunk = { lines: countLines(new Uint8Array(input, 0, bytes)), settled: true, result: undefined! };
     if (pool && poolReady && poolTasks < maxPoolTasks) {
       poolTasks++;
       chunk.settled = false;
@@ -176,23 +202,19 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
           for (const b of free) buffers.give(b);
           return { packed: output, scanned: unpackLineResult(output) };
         })
-        .catch((lost: unknown) => ({ lost }))
+        .catch((lost: unknown) => {
+          // A worker that could not start never had the input: scan it here.
+          if (here && lost instanceof WorkerStartError && input.byteLength >= bytes) {
+            losePool(lost);
+            return scanHere(input, bytes);
+          }
+          return { lost };
+        })
         .finally(() => {
           poolTasks--;
           chunk.settled = true;
         });
-    } else {
-      // The same packed result a worker returns: one code path for both.
-      const { alloc, unused } = spareOrNew(buffers.spare());
-      try {
-        const packed = local!.scanLinesPacked(view, scan, { alloc });
-        chunk.result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
-      } catch (lost) {
-        chunk.result = Promise.resolve({ lost });
-      }
-      buffers.give(input);
-      buffers.give(unused());
-    }
+    } else chunk.result = scanHere(input, bytes);
     inFlight.push(chunk);
   };
 
@@ -202,7 +224,8 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     const base = summary.lines;
     summary.lines += chunk.lines;
     if ("lost" in done) {
-      // A pool that cannot start a worker would lose every chunk alike.
+      // Unless this thread scans too, a pool that cannot start a worker
+      // would lose every chunk alike.
       if (done.lost instanceof WorkerStartError) throw done.lost;
       fail({ line: base + 1, reason: `lines ${base + 1}..${base + chunk.lines} not scanned: ${errorMessage(done.lost)}` }, chunk.lines);
     } else {
@@ -305,6 +328,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   if (length > 0 && !dropping) await enqueue(current, length, true);
   else buffers.give(current);
   while (inFlight.length > 0) await flushOne();
+  ended = true;
   summary.elapsedMs = performance.now() - started;
   return summary;
 }
