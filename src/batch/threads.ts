@@ -18,8 +18,8 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * to warm up, which on small inputs it does not earn back from a calling
  * thread that scans 190–380 MB/s by itself, on the same two cores. With the
  * calling thread scanning beside one worker, bench/cli.bench.ts measured
- * 0.82–1.00× the calling thread alone on 85 MB and 1.14–1.16× on 255 MB
- * (whole runs, two bench runs), and 1.48× on 1 GB (--stats rates);
+ * 0.82–1.00× the calling thread alone on 85 MB and 1.14–1.20× on 255 MB
+ * (whole runs, three bench runs), and 1.48–1.53× on 1 GB (--stats rates);
  * alternating whole runs outside the bench gave 0.85× on 42 MB, 0.94× on
  * 127 MB and 1.01× on 170 MB. (Before, with the calling thread only handing
  * out chunks to two workers: 0.80–0.86× on 85 MB, 1.02–1.14× on 255 MB.)
