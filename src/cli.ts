@@ -136,6 +136,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     const summary = await scanArchive(source.source, write, {
       pool,
       alsoScanHere: true,
+      sizeHint: source.size,
       format: flags.format,
       detectRefsInText: flags.text,
       sandboxPrefixes: flags.sandboxPrefix,

@@ -408,6 +408,32 @@ describe("scanArchive", () => {
       }
     });
 
+    it("starts the worker before reading when the archive's size says it is long", async () => {
+      for (const [sizeHint, early] of [
+        [bytes.length, true],
+        [3 * 4096, false],
+        [undefined, false],
+      ] as const) {
+        const fresh = new ScanPool({ threads: 1 });
+        const run = vi.spyOn(fresh, "run");
+        try {
+          let runsAtFirstRead = -1;
+          const source = streamSource(pieces(bytes, [4096]));
+          const watched: ArchiveSource = {
+            read(into) {
+              if (runsAtFirstRead === -1) runsAtFirstRead = run.mock.calls.length;
+              return source.read(into);
+            },
+          };
+          const { output } = await scanBoth(watched, fresh, { sizeHint });
+          expect(output).toBe(expectedOutput());
+          expect(runsAtFirstRead, `size hint ${sizeHint}`).toBe(early ? 1 : 0);
+        } finally {
+          await fresh.close();
+        }
+      }
+    });
+
     it("starts no worker for an archive of a few chunks, and one for a longer archive", async () => {
       const fresh = new ScanPool({ threads: 1 });
       const run = vi.spyOn(fresh, "run");

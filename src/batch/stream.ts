@@ -33,15 +33,22 @@ export interface ArchiveOptions extends LineScanOptions {
    * With a pool, the calling thread scans too: every chunk until the first
    * worker has started, then each chunk that finds two already queued or
    * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks
-   * have been read, and should one fail to start, this thread scans the
-   * rest of the archive (see `onPoolUnavailable`). For a thread with
-   * nothing else to do (the CLI's): each chunk it scans blocks its event
-   * loop for the time of one scan. Default false: with a pool, this thread
-   * only reads, hands out and writes.
+   * have been read (unless `sizeHint` says there will be more), and should
+   * one fail to start, this thread scans the rest of the archive (see
+   * `onPoolUnavailable`). For a thread with nothing else to do (the CLI's):
+   * each chunk it scans blocks its event loop for the time of one scan.
+   * Default false: with a pool, this thread only reads, hands out and
+   * writes.
    */
   alsoScanHere?: boolean;
   /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
   chunkBytes?: number;
+  /**
+   * The archive's size, when known (a file's): with `alsoScanHere`, an
+   * archive of more than WORKER_AFTER_CHUNKS chunks starts its worker at
+   * once, while this thread loads its engine and scans its first chunks.
+   */
+  sizeHint?: number;
   /**
    * A line is reported as failed and skipped, without being buffered whole,
    * once more than this many of its bytes have been read and its end has
@@ -165,6 +172,9 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
         if (err instanceof WorkerStartError) losePool(err);
       },
     );
+  // A long archive starts its worker before anything is read.
+  const early = pool !== undefined && here && (options.sizeHint ?? 0) > WORKER_AFTER_CHUNKS * chunkBytes;
+  if (early) void awaitFirstWorker();
   // The scanner (and its engine) is loaded only to scan here, and only once
   // there is something to scan: with a pool alone, this thread only reads,
   // hands out and writes.
@@ -244,7 +254,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   /** Scan a chunk (the last one when `last`); write what is done, in order, and wait only when too much is in flight. */
   const enqueue = async (input: ArrayBuffer, bytes: number, last = false) => {
     // Past a few chunks, start a worker while this thread goes on scanning.
-    if (pool && here && ++chunksRead === WORKER_AFTER_CHUNKS && !last) void awaitFirstWorker();
+    if (pool && here && ++chunksRead === WORKER_AFTER_CHUNKS && !last && !early) void awaitFirstWorker();
     if (here) local ??= await import("./scan.js");
     submit(input, bytes);
     while (inFlight.length >= maxInFlight || inFlight[0]?.settled) await flushOne();
