@@ -18,8 +18,8 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * to warm up, which on small inputs it does not earn back from a calling
  * thread that scans 190–380 MB/s by itself, on the same two cores. With the
  * calling thread scanning beside one worker, bench/cli.bench.ts measured
- * 0.82–1.00× the calling thread alone on 85 MB and 1.14–1.20× on 255 MB
- * (whole runs, three bench runs), and 1.48–1.53× on 1 GB (--stats rates).
+ * 0.82–1.02× the calling thread alone on 85 MB and 0.96–1.20× on 255 MB
+ * (whole runs, five bench runs), and 1.42–1.53× on 1 GB (--stats rates).
  * Alternating whole runs outside the bench (7 rounds a size), once a long
  * file started its worker before the first read, gave 0.92× on 85 MB,
  * 1.02× on 127 MB, 1.06× on 170 MB and 1.06× on 212 MB: from about 128 MiB
