@@ -146,7 +146,7 @@ describe("scanArchive", () => {
     const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "crash" } });
     try {
       // A worker up first, so the chunks go to the pool from the start.
-      await crashing.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } });
+      await crashing.workerStarted();
       const line = (i: number) => JSON.stringify({ thread_id: i === 150 ? "crash" : "t", message: { type: "tool", tool_call_id: `c${i}`, content: `line ${i} /mnt/user-data/f${i}.txt` } });
       // About 60 lines a chunk: the crash is in the third of four, the fourth queued behind it.
       const lines = Array.from({ length: 200 }, (_, i) => line(i)).join("\n") + "\n";

@@ -12,9 +12,8 @@ vi.mock("piscina", () => {
 describe("a pool whose Piscina cannot load", () => {
   it("fails its tasks with WorkerStartError, and closes without error", async () => {
     const pool = new ScanPool({ threads: 1 });
-    const task = { kind: "lines" as const, input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" as const } };
-    await expect(pool.run(task)).rejects.toThrow(WorkerStartError);
-    await expect(pool.run(task)).rejects.toThrow(/cannot load Piscina/);
+    await expect(pool.workerStarted()).rejects.toThrow(WorkerStartError);
+    await expect(pool.workerStarted()).rejects.toThrow(/cannot load Piscina/);
     await expect(pool.close()).resolves.toBeUndefined();
   });
 

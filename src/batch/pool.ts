@@ -25,6 +25,9 @@ const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
 /** A task wrapped so that Piscina moves its buffers instead of copying them. */
 type Move = (task: ScanTask, buffers: ArrayBuffer[]) => unknown;
 
+/** A task that scans nothing: all it needs is a worker. */
+const emptyTask = (): ScanTask => ({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } });
+
 /**
  * Workers get only the flags they need, never the parent's: flags such as
  * `--input-type` or `--eval` make a worker fail to start. Run from TypeScript
@@ -107,6 +110,11 @@ export class ScanPool {
     }
   }
 
+  /** Resolves once a worker has started (it ran an empty task); rejects with WorkerStartError when none can. */
+  async workerStarted(): Promise<void> {
+    await this.run(emptyTask());
+  }
+
   /**
    * Piscina replaces a worker that died only up to `minThreads` (0 here): had
    * the dead one been the last, the tasks queued behind its task would wait
@@ -115,8 +123,7 @@ export class ScanPool {
    */
   #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: Move): void {
     if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
-    const empty: ScanTask = { kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } };
-    piscina.run(move(empty, [])).catch(() => {});
+    piscina.run(move(emptyTask(), [])).catch(() => {});
   }
 
   /** The live worker threads (diagnostics and fault tests). */

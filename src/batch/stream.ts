@@ -152,9 +152,8 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
   const maxPoolTasks = pool ? pool.threads * 2 : 0;
   const maxInFlight = pool ? maxPoolTasks + (here ? HERE_IN_FLIGHT : 0) : 1;
   let poolTasks = 0;
-  // Scanning here too, chunks go to the pool only once a worker has started
-  // (an empty task came back); until then, or if none can start, this
-  // thread takes them all.
+  // Scanning here too, chunks go to the pool only once a worker has started;
+  // until then, or if none can start, this thread takes them all.
   let poolReady = !here;
   let chunksRead = 0;
   let ended = false;
@@ -166,7 +165,7 @@ export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, o
     poolLost = true;
   };
   const awaitFirstWorker = () =>
-    pool!.run({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: scan }).then(
+    pool!.workerStarted().then(
       () => (poolReady = !poolLost),
       (err: unknown) => {
         if (err instanceof WorkerStartError) losePool(err);
