@@ -7,9 +7,9 @@
  *
  * Prints the median wall time of whole runs (process start to exit) and the
  * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio;
- * the same for an archive three times as large. Then the same scan several
- * times in one process, pool vs calling thread: the first pass is what a CLI
- * run gets, the later ones the warm rate. Then the per-line work alone, in
+ * the same for archives one and a half and three times as large. Then the
+ * same scan several times in one process, pool vs calling thread: the first
+ * pass is what a CLI run gets, the later ones the warm rate. Then the per-line work alone, in
  * this process: the engine's line path (assembly/lines.ts, what the CLI runs)
  * vs the TypeScript path it falls back to (JSON.parse, extractArtifacts,
  * formatting), on the same 1 MiB chunks.
@@ -23,6 +23,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { unpackLineResult } from "../src/batch/packing.js";
+import { POOL_MIN_ARCHIVE_BYTES } from "../src/batch/threads.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats } from "../src/batch/scan.js";
 import { extractArtifacts, type ToolMessageLike } from "../src/extract.js";
 import { toolResults } from "./batch-corpus.js";
@@ -123,8 +124,15 @@ function compare(file: string, mb: number, rounds: number): void {
 
 compare(archive, MB, 7);
 console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
-// Three times the archive (the same lines again): the pool's start-up cost
-// is fixed, its gain grows with the input.
+// Larger archives (the same lines again): the pool's start-up cost is
+// fixed, its gain grows with the input. One and a half times the archive is
+// near POOL_MIN_ARCHIVE_BYTES, the size from which the CLI scans with two
+// threads by default on fewer than 3 cores.
+const half = corpus.lines.slice(0, corpus.lines.length >> 1).join("");
+const oneAndHalf = join(dir, "archive-1.5x.jsonl");
+writeFileSync(oneAndHalf, corpus.lines.join("") + half);
+compare(oneAndHalf, statSync(oneAndHalf).size / 1e6, 5);
+console.log(`  POOL_MIN_ARCHIVE_BYTES: ${(POOL_MIN_ARCHIVE_BYTES / 1e6).toFixed(1)} MB`);
 const triple = join(dir, "archive-3x.jsonl");
 writeFileSync(triple, corpus.lines.join("").repeat(3));
 compare(triple, 3 * MB, 3);

@@ -177,7 +177,7 @@ function cli(): Command {
     .command("scan")
     .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized ToolMessage).")
     .argument("<file>", 'JSON lines archive, or "-" for stdin')
-    .option("--threads <n>", "scanning threads, this one included (1 = this thread only; default: the core count, or 1 for a file under 128 MiB on a machine with fewer than 3 cores)", positiveInteger)
+    .option("--threads <n>", "scanning threads, this one included (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s and rejected payloads on stderr")

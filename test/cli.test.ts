@@ -116,10 +116,10 @@ describe("tool-artifacts scan", () => {
     expect(r.stderr).toMatch(/^lines 10, entries 11, bad lines 0, other messages 1, rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?\)\n$/);
   });
 
-  it("picks an archive's threads by size and cores: one below 128 MiB on fewer than 3 cores", () => {
+  it("picks an archive's threads by size and cores: one below 256 MiB on fewer than 3 cores", () => {
     const MiB = 1024 * 1024;
-    expect(POOL_MIN_ARCHIVE_BYTES).toBe(128 * MiB);
-    expect([archiveThreads(1, 2), archiveThreads(128 * MiB - 1, 2), archiveThreads(128 * MiB, 2), archiveThreads(undefined, 2)]).toEqual([1, 1, 2, 2]);
+    expect(POOL_MIN_ARCHIVE_BYTES).toBe(256 * MiB);
+    expect([archiveThreads(1, 2), archiveThreads(256 * MiB - 1, 2), archiveThreads(256 * MiB, 2), archiveThreads(undefined, 2)]).toEqual([1, 1, 2, 2]);
     expect([archiveThreads(1, 1), archiveThreads(1, 3), archiveThreads(undefined, 8), archiveThreads(0, 4)]).toEqual([1, 3, 8, 4]);
   });
 

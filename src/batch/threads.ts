@@ -18,16 +18,15 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * to warm up, which on small inputs it does not earn back from a calling
  * thread that scans 190–380 MB/s by itself, on the same two cores. With the
  * calling thread scanning beside one worker, bench/cli.bench.ts measured
- * 0.82–1.02× the calling thread alone on 85 MB and 0.96–1.20× on 255 MB
- * (whole runs, five bench runs), and 1.42–1.53× on 1 GB (--stats rates).
- * Alternating whole runs outside the bench (7 rounds a size), once a long
- * file started its worker before the first read, gave 0.92× on 85 MB,
- * 1.02× on 127 MB, 1.06× on 170 MB and 1.06× on 212 MB: from about 128 MiB
- * the two threads are at least as fast. (Before, with the calling thread
- * only handing out chunks to two workers: 0.80–0.86× on 85 MB, 1.02–1.14×
- * on 255 MB, and the threshold was 256 MiB.)
+ * 0.82–1.02× the calling thread alone on 85 MB, 0.97× on 127 MB (one run)
+ * and 0.96–1.20× on 255 MB (whole runs, six bench runs; 1.08× or more in
+ * five), and 1.06–1.53× on 1 GB (--stats rates). Alternating whole runs
+ * outside the bench had put the break-even lower (1.02× on 127 MB), but the
+ * bench did not confirm it, so two threads are the default only from
+ * 256 MiB. (Before, with the calling thread only handing out chunks to two
+ * workers: 0.80–0.86× on 85 MB, 1.02–1.14× on 255 MB.)
  */
-export const POOL_MIN_ARCHIVE_BYTES = 128 * 1024 * 1024;
+export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
 
 /** Threads to scan an archive of `inputBytes` with (undefined: unknown, as for stdin): the core count, or 1 where the pool would not pay. */
 export function archiveThreads(inputBytes: number | undefined, cores = availableParallelism()): number {
