@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
 import { scanArchive, streamSource, type ArchiveOptions, type ArchiveSource } from "../src/batch/stream.js";
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
+import type { ScanTask } from "../src/batch/worker.js";
 import { extractArtifacts } from "../src/extract.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -28,6 +29,9 @@ function archive(n: number): { text: string; bad: number[]; tools: Map<number, {
   }
   return { text: lines.join("\n"), bad, tools };
 }
+
+/** A task with archive bytes in it (not the empty one that waits for a worker). */
+const isChunk = (task: ScanTask) => task.kind === "lines" && task.inputBytes > 0;
 
 const rowsOf = (output: string) => output.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 
@@ -302,7 +306,7 @@ describe("scanArchive", () => {
         expect(summary.lines).toBe(3000);
         expect(run.mock.calls[0]![0]).toMatchObject({ kind: "lines", inputBytes: 0 });
         expect(chunksBeforeReady).toBe(0);
-        const pooled = run.mock.calls.slice(1).filter(([task]) => task.kind === "lines" && task.inputBytes > 0).length;
+        const pooled = run.mock.calls.slice(1).filter(([task]) => isChunk(task)).length;
         expect(pooled).toBeGreaterThan(0);
         // Several chunks were read before the gate, and none of them went to the pool.
         expect(pooled).toBeLessThan(Math.ceil(bytes.length / 4096) - 7);
@@ -319,7 +323,7 @@ describe("scanArchive", () => {
       let pooled = 0;
       // Results held back a while: the pool stays busy, as a slow worker would.
       const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
-        if (task.kind === "lines" && task.inputBytes > 0) {
+        if (isChunk(task)) {
           pooled++;
           most = Math.max(most, ++outstanding);
         }
@@ -328,7 +332,7 @@ describe("scanArchive", () => {
           await new Promise((resume) => setTimeout(resume, 15));
           return result;
         } finally {
-          if (task.kind === "lines" && task.inputBytes > 0) outstanding--;
+          if (isChunk(task)) outstanding--;
         }
       });
       try {
@@ -377,7 +381,7 @@ describe("scanArchive", () => {
       let given = 0;
       // The third chunk given to the pool finds that a new worker cannot start (as after a crash or an idle exit).
       const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
-        if (task.kind === "lines" && task.inputBytes > 0 && ++given >= 3) throw new WorkerStartError("scan worker could not start: injected");
+        if (isChunk(task) && ++given >= 3) throw new WorkerStartError("scan worker could not start: injected");
         return real(task);
       });
       try {
