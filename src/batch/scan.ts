@@ -182,6 +182,7 @@ export function scanLinesPacked(bytes: Uint8Array, options: LineScanOptions, hoo
   // One created_at for the chunk, whichever path scans each line.
   const timed = options.createdAt === undefined ? { ...options, createdAt: new Date().toISOString() } : (options as LineScanOptions & { createdAt: string });
   const acc = timed.format === "jsonl" && probe === undefined ? scanLinesWithEngine(bytes, timed, stats) : undefined;
+  // Packed before any other engine call: the engine's pieces may be views of its memory.
   if (acc) return packLineResult(acc.result, acc.output, alloc);
   return scanLinesPackedJs(bytes, timed, hooks);
 }

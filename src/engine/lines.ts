@@ -32,8 +32,9 @@ export interface EngineLines {
   rejected: number;
   skipped: number;
   /**
-   * In input order: the engine's output (views into a buffer this module
-   * reuses: valid until the next call) and the lines left to the caller
+   * In input order: the engine's output (views into engine memory, or into
+   * a buffer this module reuses: valid until the next call into the engine)
+   * and the lines left to the caller
    * (byte range of the line without its newline, and its 1-based number in
    * the chunk).
    */
@@ -133,6 +134,13 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
         used = 0;
       }
     } else break;
+  }
+  if (cuts.length === 0 && heldBytes === 0) {
+    // The usual chunk: all its output from one run and no line left to the
+    // caller, who copies it out before calling the engine again. Copying it
+    // here as well was a second pass over about as many bytes as the input.
+    if (used > 0) result.pieces.push(memoryView().subarray(out, out + used));
+    return result;
   }
   hold(memoryView(), out, used);
   let from = 0;
