@@ -29,13 +29,16 @@ function isTrimDirective(item: unknown): item is TrimDirective {
  * the same handle in place (latest wins, first-seen order kept) or is
  * appended; `{op: "trim_to", keep: N}` keeps the N most recent entries at
  * that point; anything else is ignored. The 1000-entry ceiling is enforced
- * after the whole update. Pure: neither argument is mutated.
+ * after the whole update, and items of `existing` that are not entries are
+ * dropped. Pure: neither argument is mutated.
  */
 export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | undefined, update: readonly (ArtifactUpdate | unknown)[] | null | undefined): ArtifactEntry[] {
   const base = Array.isArray(existing) ? (existing as ArtifactEntry[]) : [];
   if (!Array.isArray(update) || update.length === 0) return base;
 
-  const out = base.slice();
+  // Only entries are kept: junk an older state left in the channel would
+  // otherwise break the lookups below and count towards trims.
+  const out = base.filter(isEntry);
   // Positions are absolute in `out`; trims only advance `start`, so no
   // directive forces a re-index, and a position below `start` means evicted.
   let start = 0;

@@ -47,6 +47,15 @@ describe("mergeToolArtifacts", () => {
     expect(handles(out)).toEqual(["a", "b"]);
   });
 
+  it("drops junk that older state left in the registry, and trims count entries only", () => {
+    const stored = [null, entry("a"), 7, { handle: 5 }, entry("b")] as unknown as ArtifactEntry[];
+    expect(handles(mergeToolArtifacts(stored, [entry("a", { consumed_by: ["c1"] }), entry("c")]))).toEqual(["a", "b", "c"]);
+    expect(handles(mergeToolArtifacts(stored, [{ op: "trim_to", keep: 2 }]))).toEqual(["a", "b"]);
+    // Past the lookups done by scanning back, the index is built over the stored items too.
+    const many = Array.from({ length: 12 }, (_, i) => entry(`n${i}`));
+    expect(handles(mergeToolArtifacts(stored, [...many, entry("b", { consumed_by: ["c2"] })]))).toEqual(["a", "b", ...many.map((e) => e.handle)]);
+  });
+
   it("trim_to keeps the N most recent entries at that point of the update", () => {
     const out = mergeToolArtifacts([entry("a"), entry("b"), entry("c")], [entry("d"), { op: "trim_to", keep: 2 }, entry("e")]);
     expect(handles(out)).toEqual(["c", "d", "e"]);
