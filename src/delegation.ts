@@ -96,7 +96,9 @@ export function createTaskTool(options: TaskToolOptions) {
       if (!Object.hasOwn(agents, subagent_type)) {
         return fail(`Unknown subagent_type ${JSON.stringify(subagent_type)}. Available: ${names.map((n) => JSON.stringify(n)).join(", ")}.`, toolCallId);
       }
-      const threadId = childThreadId(runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id, toolCallId);
+      // Where capture finds the lead's thread id: `configurable`, else `context`.
+      const context = runtime.context as { thread_id?: unknown } | undefined;
+      const threadId = childThreadId(runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id ?? context?.thread_id, toolCallId);
       const result = await agents[subagent_type]!.invoke(buildChildInitialState(task), {
         configurable: { thread_id: threadId },
         callbacks: runtime.callbacks,

@@ -37,6 +37,22 @@ describe("createTaskTool with real nested agents", () => {
     expect(childModel.seen[2]!.map((m) => m.text)).toEqual(["two"]);
   });
 
+  it("takes the lead's thread id from context.thread_id too, as capture does", async () => {
+    const threads: unknown[] = [];
+    const whoAmI = tool(
+      async (_input, runtime) => {
+        threads.push(runtime.configurable?.thread_id);
+        return "ok";
+      },
+      { name: "who_am_i", description: "Report the thread", schema: z.object({}) },
+    );
+    const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [whoAmI] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "one" }, id: "call_c" }] }, { content: "ok" }]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })], contextSchema: z.object({ thread_id: z.string() }) });
+    await lead.invoke({ messages: [new HumanMessage("go")] } as never, { context: { thread_id: "lead-ctx" } } as never);
+    expect(threads).toEqual(["lead-ctx/task/call_c"]);
+  });
+
   it("answers an unknown subagent_type with an error result naming the choices", async () => {
     const child = createAgent({ model: new ScriptedChatModel([{ content: "never" }]), tools: [] });
     const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "ghost", description: "boo" } }] }, { content: "ok" }]);
