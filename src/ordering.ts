@@ -33,9 +33,12 @@ const BUILT_IN_ALIASES: Readonly<Record<string, string>> = {
   SummarizationMiddleware: WELL_KNOWN_MIDDLEWARE.summarization,
 };
 
+/** A name as constraints match it: a built-in's own name and its alias are the same middleware. */
+const canonical = (name: string): string => (Object.hasOwn(BUILT_IN_ALIASES, name) ? BUILT_IN_ALIASES[name]! : name);
+
 /** The name a middleware is matched by in constraints. */
 export function orderingName(middleware: { name: string }): string {
-  return Object.hasOwn(BUILT_IN_ALIASES, middleware.name) ? BUILT_IN_ALIASES[middleware.name]! : middleware.name;
+  return canonical(middleware.name);
 }
 
 /** A middleware object that may carry its own constraints. */
@@ -72,13 +75,15 @@ export class MiddlewareOrderingError extends Error {
 }
 
 function namesOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((n): n is string => typeof n === "string") : [];
+  return Array.isArray(value) ? value.filter((n): n is string => typeof n === "string").map(canonical) : [];
 }
 
 /**
  * `list` reordered so every constraint holds: those the middlewares carry as
  * `.constraints` and those given in `options.constraints`. Constraints naming
- * middlewares that are not in the list are ignored. Where no constraint
+ * middlewares that are not in the list are ignored; a LangChain.js built-in
+ * is matched by its own name and by its alias (`SummarizationMiddleware`,
+ * `summarization`). Where no constraint
  * speaks the host's order is kept: a list that already satisfies every
  * constraint comes back in the same order, and unconstrained middlewares keep
  * their relative order (at each step, the earliest middleware whose
@@ -118,7 +123,7 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   list.forEach((mw, i) => {
     if (mw.constraints) declare([i], mw.constraints);
   });
-  for (const c of options.constraints ?? []) declare(byName.get(c.name) ?? [], c);
+  for (const c of options.constraints ?? []) declare(byName.get(canonical(c.name)) ?? [], c);
 
   const pending = new Array<number>(n).fill(0);
   for (const next of successors) for (const j of next) pending[j]!++;

@@ -45,6 +45,13 @@ describe("orderMiddleware", () => {
     expect(out[2]).toBe(summarization);
   });
 
+  it("matches a built-in named by its own name in constraints as well as by its alias", () => {
+    const summarization = summarizationMiddleware({ model: new ScriptedChatModel([]), trigger: { messages: 50 } });
+    const notes = () => mw("notes");
+    expect(names(orderMiddleware([summarization, withConstraints(notes(), { before: [summarization.name] })]))).toEqual(["notes", "SummarizationMiddleware"]);
+    expect(names(orderMiddleware([notes(), summarization], { constraints: [{ name: summarization.name, before: ["notes"] }] }))).toEqual(["SummarizationMiddleware", "notes"]);
+  });
+
   it("accepts host constraints for middlewares that declare none", () => {
     const out = orderMiddleware([mw("a"), mw("b"), mw("c")], { constraints: [{ name: "c", before: ["a"] }, { name: "b", after: ["c"] }] });
     expect(names(out)).toEqual(["c", "a", "b"]);
