@@ -131,7 +131,9 @@ function parseOrThrow(input: unknown, rename: (key: string) => string): ToolArti
  * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
  * top-level sections and unknown keys of the section, which the Python
- * implementation may read, are ignored).
+ * implementation may read, are ignored). Beside a section, camelCase options
+ * are read too (`{ ...fileConfig, piiRules }`); a field set both ways is an
+ * error.
  *
  * @throws {ToolArtifactsConfigError} naming the offending field as written.
  *
@@ -141,7 +143,7 @@ function parseOrThrow(input: unknown, rename: (key: string) => string): ToolArti
  * parseToolArtifactsConfig(JSON.parse(readFileSync("agent.json", "utf8")));
  * ```
  */
-export function parseToolArtifactsConfig(input?: ToolArtifactsConfigInput | FileSection | null): ToolArtifactsConfig {
+export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & FileSection) | null): ToolArtifactsConfig {
   if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
   if (!isPlainObject(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
   if (!Object.hasOwn(input, "tool_artifacts")) return parseOrThrow(input, (k) => k);
@@ -149,10 +151,22 @@ export function parseToolArtifactsConfig(input?: ToolArtifactsConfigInput | File
   const section = (input as FileSection).tool_artifacts;
   if (section !== undefined && section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
+  // Errors name a field as it was written: snake_case for the section's.
   const back = new Map<string, string>();
   for (const [snake, key] of Object.entries(FILE_KEYS)) {
-    back.set(key, `tool_artifacts.${snake}`);
-    if (section && Object.hasOwn(section, snake) && section[snake as keyof typeof FILE_KEYS] !== undefined) camel[key] = section[snake as keyof typeof FILE_KEYS];
+    if (section && Object.hasOwn(section, snake) && section[snake as keyof typeof FILE_KEYS] !== undefined) {
+      camel[key] = section[snake as keyof typeof FILE_KEYS];
+      back.set(key, `tool_artifacts.${snake}`);
+    }
+  }
+  // Options beside the section (`{...fileConfig, piiRules}`: those a file
+  // cannot set) are read and validated as well, not dropped with the other
+  // sections of the file.
+  for (const key of Object.keys(toolArtifactsConfigSchema.shape)) {
+    const value = (input as Record<string, unknown>)[key];
+    if (!Object.hasOwn(input, key) || value === undefined) continue;
+    if (back.has(key)) throw new ToolArtifactsConfigError(key, `given twice: also as ${back.get(key)}`);
+    camel[key] = value;
   }
   return parseOrThrow(camel, (k) => back.get(k) ?? k);
 }

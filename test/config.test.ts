@@ -111,6 +111,16 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(parseToolArtifactsConfig({ models: { x: 1 }, tool_artifacts: { max_entries: 20, future_key: true } } as never).maxEntries).toBe(20);
   });
 
+  it("reads camelCase options beside the section, validated, and rejects a field set both ways", () => {
+    const piiRules = [{ piiType: "email", strategy: "redact" }] as const;
+    const fileConfig = { models: { x: 1 }, tool_artifacts: { max_entries: 200 } };
+    const cfg = parseToolArtifactsConfig({ ...fileConfig, piiRules: [...piiRules], sandboxPrefixes: ["/workspace/"] });
+    expect(cfg).toEqual({ ...DEFAULTS, maxEntries: 200, piiRules, sandboxPrefixes: ["/workspace/"] });
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50 } as never))).toBe("maxEntries");
+    expect(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50 } as never)).toThrow(/given twice: also as tool_artifacts\.max_entries/);
+  });
+
   it("names the snake_case field it rejects", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 5000 } }))).toBe("tool_artifacts.max_entries");
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { resolve_handles_in_args: "no" } }))).toBe("tool_artifacts.resolve_handles_in_args");
