@@ -4,14 +4,15 @@
  * archive of tool results (JSON lines) and print them as JSON lines or a table.
  *
  * Exit status: 0 all lines scanned, 1 some line failed (each reported on
- * stderr with its number), 2 the input could not be read or the command line
- * was wrong, 3 an internal error.
+ * stderr with its number), 2 the input could not be read, the output could
+ * not be written or the command line was wrong, 3 an internal error.
  */
 import { once } from "node:events";
+import { fstatSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { TABLE_HEADER, type OutputFormat } from "./batch/format.js";
+import { CONTROL_CHARS, TABLE_HEADER, type OutputFormat } from "./batch/format.js";
 import { ScanPool } from "./batch/pool.js";
 import { archiveThreads } from "./batch/threads.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
@@ -33,11 +34,27 @@ interface ScanFlags {
 /** A read or open failure of the input, as opposed to a bad line in it. */
 class InputError extends Error {}
 
+/** A write failure of stdout other than a closed pipe (a full disk, say). */
+class OutputError extends Error {}
+
 function positiveInteger(value: string): number {
   const n = Number(value);
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
 }
+
+/** One more value of a repeatable option; an empty prefix would match every word of every text. */
+function prefixes(value: string, previous: string[] | undefined): string[] {
+  if (value === "") throw new InvalidArgumentError("must not be empty");
+  return [...(previous ?? []), value];
+}
+
+/**
+ * Untrusted text (a bad line's reason quotes the line) made safe for a
+ * terminal: control characters shown as escapes, so none can move the
+ * cursor, retitle the window or hide the line number before it.
+ */
+const printable = (text: string) => text.replace(CONTROL_CHARS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rate = (bytes: number, ms: number) => (ms > 0 ? (bytes / 1e6 / (ms / 1000)).toFixed(1) : "-");
@@ -69,11 +86,17 @@ function progressLine(totalBytes: number | undefined) {
 
 /** Writes to stdout honouring backpressure; a closed pipe (`| head`) ends the scan. */
 function stdoutWriter(): ArchiveWriter {
+  const failure = (err: NodeJS.ErrnoException) => (err.code === "EPIPE" ? err : new OutputError(err.message, { cause: err }));
   let broken: Error | undefined;
-  process.stdout.on("error", (err) => (broken = err));
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => (broken = failure(err)));
   return async (bytes, done) => {
     if (broken) throw broken;
-    if (!process.stdout.write(bytes, () => done())) await once(process.stdout, "drain");
+    try {
+      if (!process.stdout.write(bytes, () => done())) await once(process.stdout, "drain");
+    } catch (err) {
+      // The error that ended the wait for "drain", or a file's synchronous write.
+      throw failure(err as NodeJS.ErrnoException);
+    }
   };
 }
 
@@ -95,7 +118,11 @@ function readErrors(source: ArchiveSource): ArchiveSource {
 }
 
 async function openInput(file: string): Promise<Input> {
-  if (file === "-") return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), close: async () => {} };
+  if (file === "-") {
+    // Node reads a directory on stdin as empty input: say what it is instead.
+    if (fstatSync(0).isDirectory()) throw new InputError("EISDIR: stdin is a directory");
+    return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), close: async () => {} };
+  }
   let handle;
   try {
     handle = await open(file, "r");
@@ -126,13 +153,17 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     process.stderr.write(`tool-artifacts: cannot read ${file}: ${(err as Error).message}\n`);
     return EXIT_UNREADABLE;
   }
-  const progress = process.stderr.isTTY ? progressLine(source.size) : undefined;
+  // Not when stdout is the same terminal: the progress line would be
+  // redrawn into the entries printed there.
+  const progress = process.stderr.isTTY && !process.stdout.isTTY ? progressLine(source.size) : undefined;
   const threads = flags.threads ?? archiveThreads(source.size);
   // This thread scans too, so `threads` counts it beside the workers.
   const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
   const write = stdoutWriter();
-  if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
+  // Counted here too: a scan that ends early (`| head`) returns no summary.
+  let failed = 0;
   try {
+    if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
     const summary = await scanArchive(source.source, write, {
       pool,
       alsoScanHere: true,
@@ -142,8 +173,9 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
       sandboxPrefixes: flags.sandboxPrefix,
       defaultThreadId: flags.threadId,
       onFailure: (f) => {
+        failed++;
         progress?.clear();
-        process.stderr.write(`${source.name}:${f.line}: ${f.reason}\n`);
+        process.stderr.write(`${source.name}:${f.line}: ${printable(f.reason)}\n`);
       },
       onProgress: progress?.update,
       onPoolUnavailable: (err) => {
@@ -156,9 +188,13 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     return summary.failed > 0 ? EXIT_FAILED_LINES : 0;
   } catch (err) {
     progress?.clear();
-    if ((err as NodeJS.ErrnoException).code === "EPIPE") return 0;
+    if ((err as NodeJS.ErrnoException).code === "EPIPE") return failed > 0 ? EXIT_FAILED_LINES : 0;
     if (err instanceof InputError) {
       process.stderr.write(`tool-artifacts: cannot read ${file}: ${err.message}\n`);
+      return EXIT_UNREADABLE;
+    }
+    if (err instanceof OutputError) {
+      process.stderr.write(`tool-artifacts: cannot write the output: ${err.message}\n`);
       return EXIT_UNREADABLE;
     }
     throw err;
@@ -182,7 +218,7 @@ function cli(): Command {
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s and rejected payloads on stderr")
     .option("--thread-id <id>", "thread id for lines that carry none")
-    .option("--sandbox-prefix <prefix...>", "sandbox path prefixes for free-text scanning (default /mnt/user-data/)")
+    .option("--sandbox-prefix <prefix...>", "sandbox path prefixes for free-text scanning (default /mnt/user-data/; give the file first, or end the list with --)", prefixes)
     .action(async (file: string, flags: ScanFlags) => {
       process.exitCode = await scanCommand(file, flags);
     });

@@ -93,6 +93,20 @@ describe("scanArchive", () => {
     expect(r.summary).toMatchObject({ lines: 3000, failed: bad.length, bytesRead: bytes.length, entries: r.output.split("\n").length - 1 });
   });
 
+  it("skips a UTF-8 byte order mark at the start, whatever the pieces it comes in; not one later", async () => {
+    const marked = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
+    for (const sizes of [[marked.length], [1, 1, 1, 4096], [2, 5, 300], [3, 4096]]) {
+      const r = await run(pieces(marked, sizes), { chunkBytes: 4096 });
+      expect(r.output).toBe(expectedOutput());
+      expect(r.failures.map((f) => f.line)).toEqual(bad);
+    }
+    const onlyMark = await run(pieces(Buffer.from([0xef, 0xbb, 0xbf]), [1]), {});
+    expect(onlyMark.summary).toMatchObject({ lines: 0, failed: 0 });
+    // A mark on a later line is that line's content: invalid JSON there.
+    const later = await run(pieces(Buffer.from(text.split("\n")[1] + "\n\ufeff" + text.split("\n")[1] + "\n"), [7]), {});
+    expect(later.failures.map((f) => f.line)).toEqual([2]);
+  });
+
   it("reads lines longer than a chunk whole, on either thread", async () => {
     const long = (n: number) => JSON.stringify({ thread_id: "t", message: { tool_call_id: `long${n}`, content: "x ".repeat(n * 3000) + `/mnt/user-data/long${n}.txt` } });
     const lines = [long(1), text.split("\n").slice(0, 5).join("\n"), long(2), long(3), "{bad"].join("\n");

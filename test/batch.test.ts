@@ -257,6 +257,21 @@ describe("process lifetime", () => {
     expect(r.stdout.trim()).toBe("300 2");
   });
 
+  it("a pool of more than ten workers, or with many tasks queued, makes Node warn of no leak", () => {
+    const r = child(`
+      const pool = new ScanPool({ threads: 12 });
+      const limits = () => [process.stdout.getMaxListeners(), process.stderr.getMaxListeners()];
+      const before = limits();
+      const result = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false });
+      await Promise.all(Array.from({ length: 24 }, () => pool.workerStarted()));
+      const workers = pool.workers.length;
+      await pool.close();
+      console.log(JSON.stringify({ entries: result.entries.flat().length, many: workers > 10, restored: limits().join() === before.join() }));`);
+    expect(r.status).toBe(0);
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/);
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, many: true, restored: true });
+  });
+
   it("a pool that never runs a task loads no Piscina and starts nothing, and closes at once", () => {
     const r = child(`
       const { createRequire } = await import("node:module");

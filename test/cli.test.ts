@@ -1,5 +1,5 @@
 import { spawnSync, type SpawnSyncOptions } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -156,6 +156,72 @@ describe("tool-artifacts scan", () => {
     expect(cli(["scan", EXAMPLE, "--threads", "0"]).status).toBe(2);
     expect(cli(["scan", EXAMPLE, "--format", "xml"]).status).toBe(2);
     expect(cli(["scan"]).status).toBe(2);
+    // An empty prefix would make every word of every text a file.
+    const empty = cli(["scan", EXAMPLE, "--sandbox-prefix", "/data/", ""]);
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toMatch(/--sandbox-prefix.*must not be empty/);
+  });
+
+  it("a directory on stdin is one line on stderr and exit 2, not an empty archive", () => {
+    const fd = openSync(dir, "r");
+    try {
+      const r = cli(["scan", "-"], { stdio: [fd, "pipe", "pipe"] });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe("tool-artifacts: cannot read -: EISDIR: stdin is a directory\n");
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it.skipIf(!existsSync("/dev/full"))("output that cannot be written is one line on stderr and exit 2", () => {
+    const fd = openSync("/dev/full", "w");
+    try {
+      const r = cli(["scan", EXAMPLE], { stdio: ["ignore", fd, "pipe"] });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toBe("tool-artifacts: cannot write the output: ENOSPC: no space left on device, write\n");
+    } finally {
+      closeSync(fd);
+    }
+  });
+
+  it("control characters of a bad line reach the terminal as escapes", () => {
+    const path = join(dir, "ansi.jsonl");
+    writeFileSync(path, "\x1b]0;PWNED\x07\x1b[2J\rred\n");
+    const r = cli(["scan", path]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+    expect(r.stderr.startsWith(`${path}:1: invalid JSON: `)).toBe(true);
+    expect(r.stderr).toContain(String.raw`\x1b]0;PWNED\x07`);
+  });
+
+  it("a UTF-8 byte order mark before the first line is skipped, from a file and from stdin", () => {
+    const path = join(dir, "bom.jsonl");
+    const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), readFileSync(EXAMPLE)]);
+    writeFileSync(path, bytes);
+    const expected = withoutTime(cli(["scan", EXAMPLE]).stdout);
+    for (const r of [cli(["scan", path]), cli(["scan", "-"], { input: bytes })]) {
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(withoutTime(r.stdout)).toEqual(expected);
+    }
+  });
+
+  const hasBash = spawnSync("bash", ["--version"]).status === 0;
+  it.skipIf(!hasBash)("a reader that closes the pipe early (| head) ends the scan: exit 0, or 1 if a line had failed", () => {
+    // Enough output to outlast the pipe's buffer.
+    const lines = readFileSync(EXAMPLE, "utf8");
+    const good = join(dir, "long.jsonl");
+    const bad = join(dir, "long-bad.jsonl");
+    writeFileSync(good, lines.repeat(1500));
+    writeFileSync(bad, "{oops\n" + lines.repeat(1500));
+    const run = (path: string) => {
+      const command = `"${process.execPath}" --import tsx src/cli.ts scan "${path}" | head -c 100 > /dev/null; echo "\${PIPESTATUS[0]}"`;
+      return spawnSync("bash", ["-c", command], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    };
+    expect(run(good).stdout.trim()).toBe("0");
+    const failed = run(bad);
+    expect(failed.stdout.trim()).toBe("1");
+    expect(failed.stderr).toMatch(/long-bad\.jsonl:1: invalid JSON/);
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
@@ -166,5 +232,10 @@ describe("tool-artifacts scan", () => {
     const tty = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
     expect(tty.status).toBe(0);
     expect(tty.stdout).toMatch(/\[#+-*\]\s+\d+% [\d.]+ MB read, \d+ entries, [\d.-]+ MB\/s/);
+    // With the entries printed on the same terminal, no progress is drawn into them.
+    const both = spawnSync("script", ["-qec", command.replace(" > /dev/null", ""), "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(both.status).toBe(0);
+    expect(both.stdout).not.toMatch(/MB read/);
+    expect(both.stdout.match(/"thread_id"/g)).toHaveLength(EXAMPLE_ENTRIES.length);
   });
 });

@@ -14,9 +14,12 @@ const COLUMNS = [
 ] as const;
 const REF_WIDTH = 96;
 
+/** C0 and C1 control characters and DEL: none of untrusted text's may reach a terminal as is. */
+export const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f]/g;
+
 function cell(value: string, width: number): string {
   // Entries come from untrusted tool output: no control character may move the cursor.
-  const flat = value.replace(/[\x00-\x1f\x7f-\x9f]/g, " ");
+  const flat = value.replace(CONTROL_CHARS, " ");
   const chars = Array.from(flat);
   if (chars.length > width) return chars.slice(0, width - 1).join("") + "…";
   return width === REF_WIDTH ? flat : flat + " ".repeat(width - chars.length);

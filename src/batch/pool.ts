@@ -2,6 +2,7 @@
  * The worker pool behind batch scanning: Piscina, one engine per worker,
  * every task and result moved as one ArrayBuffer.
  */
+import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -42,6 +43,25 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename, execArgv: ["--import", tsx] };
 }
 
+/** Every queued or running task listens to it: many at once are expected, not a leak (Node warns past 10). */
+function startupSignal(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+/**
+ * Each worker thread pipes its stdout and stderr into this process's, and
+ * adds an "error" listener to each to do so: a pool of more than ten workers
+ * must not make Node warn of a leak. Unlimited stays unlimited.
+ */
+function allowWorkerListeners(workers: number): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    const max = stream.getMaxListeners();
+    if (max !== 0) stream.setMaxListeners(max + workers);
+  }
+}
+
 export class ScanPool {
   readonly threads: number;
   /** Buffers for tasks and results; workers send back what they were sent. */
@@ -55,7 +75,8 @@ export class ScanPool {
   #piscina?: Piscina<unknown, ScanResult>;
   #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: Move }>;
   /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
-  #startup = new AbortController();
+  #startup = startupSignal();
+  #closing?: Promise<void>;
 
   constructor(options: ScanPoolOptions = {}) {
     const threads = options.threads ?? availableParallelism();
@@ -87,10 +108,11 @@ export class ScanPool {
       // did not load, say) only as this event, leaving queued tasks pending.
       piscina.on("error", (err: unknown) => {
         const startup = this.#startup;
-        this.#startup = new AbortController();
+        this.#startup = startupSignal();
         startup.abort(err);
       });
       this.#piscina = piscina;
+      allowWorkerListeners(this.threads);
       const move: Move = (task, buffers) => Piscina.move(new Moved(task, buffers));
       return { piscina, move };
     })());
@@ -134,6 +156,7 @@ export class ScanPool {
   /** Let running tasks finish, then stop every worker (tasks still queued fail). */
   async close(): Promise<void> {
     const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
-    await ready?.piscina.close();
+    if (ready === undefined) return;
+    await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
   }
 }

@@ -90,6 +90,33 @@ export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
   };
 }
 
+const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * `source` without a UTF-8 byte order mark at its start: tools on Windows
+ * write one, and JSON.parse would reject the first line for it.
+ */
+function withoutBom(source: ArchiveSource): ArchiveSource {
+  let first = true;
+  return {
+    async read(into) {
+      if (!first) return source.read(into);
+      first = false;
+      let n = 0;
+      // A stream may hand over fewer bytes than a mark at first.
+      while (n < BOM.length) {
+        const got = await source.read(into.subarray(n));
+        if (got === 0) break;
+        n += got;
+      }
+      if (n < BOM.length || BOM.some((b, i) => into[i] !== b)) return n;
+      into.copyWithin(0, BOM.length, n);
+      n -= BOM.length;
+      return n > 0 ? n : source.read(into);
+    },
+  };
+}
+
 /**
  * Writes one output chunk. Calls `done` once it no longer needs `bytes` (their
  * memory is then reused); a returned promise holds the scan back until the
@@ -131,14 +158,15 @@ function countLines(bytes: Uint8Array): number {
 }
 
 /**
- * Scan the archive `source` gives, writing each chunk's entries in input
- * order. A bad line, or the lines of a chunk whose worker died, are reported
+ * Scan the archive `archive` gives (past a UTF-8 byte order mark at its
+ * start), writing each chunk's entries in input order. A bad line, or the lines of a chunk whose worker died, are reported
  * through `onFailure` and the scan goes on; it rejects when the source or the
  * writer fails, or when no pool worker can start (WorkerStartError) and this
  * thread does not scan too (`alsoScanHere`; with it, see `onPoolUnavailable`).
  */
-export async function scanArchive(source: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
+export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
   const { pool, onFailure, onProgress } = options;
+  const source = withoutBom(archive);
   const chunkBytes = options.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const scan: LineScanOptions = { ...scanOptionsOf(options), format: options.format, defaultThreadId: options.defaultThreadId };
