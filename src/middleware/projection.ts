@@ -88,7 +88,11 @@ export function conversationSummarySection(title = "Conversation summary"): Cont
 
 /**
  * A text channel the host keeps in state (working notes, a plan): a string,
- * or an array of strings shown one per line.
+ * or an array of strings shown one per line. The projection declares the
+ * channel as a plain value so that it can read it; a channel with a reducer
+ * must be declared first (`createAgent({ stateSchema })`, or a middleware
+ * listed before the projection), or the plain declaration wins and updates
+ * replace the value instead of going through the reducer.
  */
 export function stateTextSection(key: string, title: string): ContextSection {
   return {
