@@ -2,8 +2,12 @@
  * Policy fingerprint (DESIGN §7): a stable hash of the behaviour-relevant
  * configuration, so a host can tell runs under different policies apart
  * (e.g. record it next to a checkpoint or a trace). Same policy, same hex,
- * in any process; any switch, limit, prefix or PII rule that changes what
- * the middlewares do changes it.
+ * in any process; any switch, limit, prefix or PII rule of the config that
+ * changes what the middlewares do changes it. Two limits: a function
+ * detector is known by its source text, so closures that differ only in
+ * what they captured (a factory's detectors) share a fingerprint; and the
+ * projection's own options (budgets, sections) are not config and are not
+ * in it.
  */
 import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigInput } from "./config.js";
 import { sha256Hex } from "./engine/hash.js";
