@@ -34,6 +34,8 @@ const redactionRuleSchema = z
       ])
       .optional(),
   })
+  // A misspelt `strategy` would otherwise silently fall back to "redact".
+  .strict()
   .superRefine((rule, ctx) => {
     // langchain's own resolution is the authority on what a rule means.
     try {

@@ -58,6 +58,7 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     [{ piiRules: [{ piiType: "ssn", strategy: "redact" }] }, "piiRules[0]"],
     [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/ }] }, "piiRules[0].detector"],
     [{ maxEntry: 10 }, "maxEntry"],
+    [{ piiRules: [{ piiType: "email", stratgy: "block" }] }, "piiRules[0].stratgy"],
   ])("rejects %j naming %s", (input, field) => {
     expect(fieldOf(() => parseToolArtifactsConfig(input as never))).toBe(field);
   });
