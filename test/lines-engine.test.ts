@@ -634,6 +634,19 @@ describe("engine path", () => {
     expect(reference.output.byteLength).toBeGreaterThan(30 * bytes.byteLength);
   });
 
+  // The engine's output of a chunk is copied out before a line it left to
+  // the TypeScript path is scanned: that scan uses the same engine memory
+  // from its base, and a long text reaches past the input into the output.
+  it("a long line left to TypeScript does not overwrite the engine's output before it", () => {
+    const engineLine = (i: number) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: Array.from({ length: 50 }, (_, k) => `/mnt/user-data/${i}/f${k}.csv`).join(" ") } });
+    // call_index is one of the shapes the kernel leaves to the host.
+    const hostLine = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "host", content: "word ".repeat(60_000) + "/mnt/user-data/last.csv" }, call_index: 2 });
+    const bytes = new Uint8Array(Buffer.from([engineLine(0), engineLine(1), hostLine, engineLine(2)].join("\n")));
+    const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT };
+    expect(pathsOf(bytes, options)).toEqual({ engineLines: 3, jsLines: 1 });
+    expect(expectSame(bytes, options, "host line after engine lines").entries).toBe(151);
+  });
+
   // WebAssembly memory only grows: after a huge line, the next ordinary
   // chunk starts on a fresh instance instead of keeping ~3x that line for good.
   it("gives back the memory a huge line grew at the next ordinary chunk", () => {
