@@ -6,16 +6,20 @@ import { z } from "zod";
 import { buildChildInitialState, childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 
+/** A tool that records the thread id each of its calls ran under. */
+const threadReporter = (threads: unknown[]) =>
+  tool(
+    async (_input, runtime) => {
+      threads.push(runtime.configurable?.thread_id);
+      return "ok";
+    },
+    { name: "who_am_i", description: "Report the thread", schema: z.object({}) },
+  );
+
 describe("createTaskTool with real nested agents", () => {
   it("runs each delegation under its own thread, derived from the lead's thread and the call", async () => {
     const threads: unknown[] = [];
-    const whoAmI = tool(
-      async (_input, runtime) => {
-        threads.push(runtime.configurable?.thread_id);
-        return "ok";
-      },
-      { name: "who_am_i", description: "Report the thread", schema: z.object({}) },
-    );
+    const whoAmI = threadReporter(threads);
     const childModel = new ScriptedChatModel([
       { tool_calls: [{ name: "who_am_i", args: {} }] },
       { content: "first" },
@@ -39,13 +43,7 @@ describe("createTaskTool with real nested agents", () => {
 
   it("takes the lead's thread id from context.thread_id too, as capture does", async () => {
     const threads: unknown[] = [];
-    const whoAmI = tool(
-      async (_input, runtime) => {
-        threads.push(runtime.configurable?.thread_id);
-        return "ok";
-      },
-      { name: "who_am_i", description: "Report the thread", schema: z.object({}) },
-    );
+    const whoAmI = threadReporter(threads);
     const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [whoAmI] });
     const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "one" }, id: "call_c" }] }, { content: "ok" }]);
     const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })], contextSchema: z.object({ thread_id: z.string() }) });
