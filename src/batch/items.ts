@@ -93,7 +93,11 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   if (threadId === undefined) throw new TypeError("no thread_id");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
   if (!isToolMessage(message)) return undefined;
+  // A null call_index counts as absent, as it always has.
+  const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;
+  // Checked here to name the field as the line spells it (normalizeItem says callIndex).
+  if (callIndex !== undefined && !(Number.isSafeInteger(callIndex) && (callIndex as number) >= 0)) throw new TypeError(`${key} must be a non-negative integer`);
   return { threadId, message, callIndex: callIndex as number | undefined };
 }
 
