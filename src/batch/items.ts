@@ -62,6 +62,9 @@ export interface NormalizedItem {
   message: PlainToolMessage;
 }
 
+/** A call index, or none given. */
+const isCallIndex = (value: unknown): value is number | undefined => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
+
 /**
  * Check a `scanBatch` item and reduce its message. Throws an Error saying what
  * is wrong; the caller attributes it to the item.
@@ -71,10 +74,8 @@ export function normalizeItem(item: unknown): NormalizedItem {
   const { threadId, message, callIndex } = item;
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isObject(message)) throw new TypeError("message must be an object");
-  if (callIndex !== undefined && !(Number.isSafeInteger(callIndex) && (callIndex as number) >= 0)) {
-    throw new TypeError("callIndex must be a non-negative integer");
-  }
-  return { threadId, callIndex: callIndex as number | undefined, message: plainToolMessage(message) };
+  if (!isCallIndex(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
+  return { threadId, callIndex, message: plainToolMessage(message) };
 }
 
 /**
@@ -97,8 +98,8 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;
   // Checked here to name the field as the line spells it (normalizeItem says callIndex).
-  if (callIndex !== undefined && !(Number.isSafeInteger(callIndex) && (callIndex as number) >= 0)) throw new TypeError(`${key} must be a non-negative integer`);
-  return { threadId, message, callIndex: callIndex as number | undefined };
+  if (!isCallIndex(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
+  return { threadId, message, callIndex };
 }
 
 /**

@@ -159,10 +159,11 @@ function countLines(bytes: Uint8Array): number {
 
 /**
  * Scan the archive `archive` gives (past a UTF-8 byte order mark at its
- * start), writing each chunk's entries in input order. A bad line, or the lines of a chunk whose worker died, are reported
- * through `onFailure` and the scan goes on; it rejects when the source or the
- * writer fails, or when no pool worker can start (WorkerStartError) and this
- * thread does not scan too (`alsoScanHere`; with it, see `onPoolUnavailable`).
+ * start), writing each chunk's entries in input order. A bad line, or the
+ * lines of a chunk whose worker died, are reported through `onFailure` and
+ * the scan goes on; it rejects when the source or the writer fails, or when
+ * no pool worker can start (WorkerStartError) and this thread does not scan
+ * too (`alsoScanHere`; with it, see `onPoolUnavailable`).
  */
 export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, options: ArchiveOptions): Promise<ArchiveSummary> {
   const { pool, onFailure, onProgress } = options;
