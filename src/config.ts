@@ -120,13 +120,21 @@ function fieldName(path: readonly PropertyKey[], rename: (key: string) => string
   return out === "" ? "(root)" : out;
 }
 
-function parseOrThrow(input: unknown, rename: (key: string) => string): ToolArtifactsConfig {
-  const result = toolArtifactsConfigSchema.safeParse(input);
-  if (result.success) return result.data as ToolArtifactsConfig;
+/**
+ * `input` parsed by `schema`, or a ToolArtifactsConfigError naming the first
+ * bad field (`rename` spells a top-level key as the caller wrote it). For
+ * every options object of the package, so that a bad one always fails the
+ * same way.
+ */
+export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, rename: (key: string) => string = (k) => k): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   if (issue.code === "unrecognized_keys") throw new ToolArtifactsConfigError(fieldName([...issue.path, issue.keys[0]!], rename), "unknown option");
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
 }
+
+const parseOrThrow = (input: unknown, rename: (key: string) => string) => parseOptions(toolArtifactsConfigSchema, input, rename) as ToolArtifactsConfig;
 
 /**
  * Validate and complete a configuration. Accepts the camelCase options

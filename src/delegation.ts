@@ -12,6 +12,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool, type ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
+import { parseOptions } from "./config.js";
 
 export const TASK_TOOL_NAME = "task";
 
@@ -86,7 +87,7 @@ const DEFAULT_DESCRIPTION =
  * ```
  */
 export function createTaskTool(options: TaskToolOptions) {
-  const { agents, description } = taskToolOptionsSchema.parse(options) as TaskToolOptions;
+  const { agents, description } = parseOptions(taskToolOptionsSchema, options) as TaskToolOptions;
   const names = Object.keys(agents);
   const fail = (content: string, toolCallId: string) => new ToolMessage({ content, tool_call_id: toolCallId, name: TASK_TOOL_NAME, status: "error" });
 

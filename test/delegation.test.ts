@@ -3,6 +3,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { ToolArtifactsConfigError } from "../src/config.js";
 import { buildChildInitialState, childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 
@@ -101,6 +102,8 @@ describe("createTaskTool", () => {
   it("validates its options eagerly", () => {
     expect(() => createTaskTool({ agents: {} })).toThrow(/at least one sub-agent/);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/invoke/);
+    expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(ToolArtifactsConfigError);
+    expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/: agents\.x: /);
   });
 
   it("is a tool named task with {subagent_type, description}", () => {

@@ -2,7 +2,7 @@ import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langc
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, summarizationMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
-import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../src/config.js";
+import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../src/config.js";
 import { policyFingerprint } from "../src/fingerprint.js";
 import {
   conversationSummarySection,
@@ -266,5 +266,10 @@ describe("projectionMiddleware", () => {
     const config = parseToolArtifactsConfig({});
     expect(() => projectionMiddleware(config, { artifactBudgetChars: 10 })).toThrow(/artifactBudgetChars/);
     expect(() => projectionMiddleware(config, { sections: [{ title: "x" } as never] })).toThrow(/render/);
+    // The same error as the config's, naming the field.
+    const configError = (field: string) => expect.objectContaining({ constructor: ToolArtifactsConfigError, field });
+    expect(() => projectionMiddleware(config, { artifactBudgetChars: 10 })).toThrow(configError("artifactBudgetChars"));
+    expect(() => projectionMiddleware(config, { sections: [{ title: "x" } as never] })).toThrow(configError("sections[0]"));
+    expect(() => projectionMiddleware(config, { budget: 1 } as never)).toThrow(configError("budget"));
   });
 });

@@ -23,7 +23,7 @@ import {
   type ResolvedRedactionRule,
 } from "langchain";
 import { z } from "zod";
-import type { ToolArtifactsConfig } from "../config.js";
+import { parseOptions, type ToolArtifactsConfig } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { isHandle } from "../handles.js";
 import { toolArtifactsStateSchema } from "../registry.js";
@@ -292,7 +292,7 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  * ```
  */
 export function projectionMiddleware(config: ToolArtifactsConfig, options: ProjectionOptions = {}) {
-  const { sections, ...budgets } = projectionOptionsSchema.parse(options);
+  const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options);
   const render: RenderOptions = { redact: createRedactor(config.piiRules), ...budgets };
   const active = config.enabled && config.injectModelContext;
 
