@@ -139,9 +139,11 @@ async function openInput(file: string): Promise<Input> {
 }
 
 function printStats(s: ArchiveSummary, threads: number): void {
+  // A short archive starts no worker: say how much the workers took.
+  const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers` : "";
   process.stderr.write(
     `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
-      `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"})\n`,
+      `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"}${shared})\n`,
   );
 }
 
@@ -216,7 +218,7 @@ function cli(): Command {
     .option("--threads <n>", "scanning threads, this one included (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
-    .option("--stats", "print counts, MB/s and rejected payloads on stderr")
+    .option("--stats", "print counts, MB/s, rejected payloads and the chunks workers scanned on stderr")
     .option("--thread-id <id>", "thread id for lines that carry none")
     .option("--sandbox-prefix <prefix...>", "sandbox path prefixes for free-text scanning (default /mnt/user-data/; give the file first, or end the list with --)", prefixes)
     .action(async (file: string, flags: ScanFlags) => {

@@ -322,6 +322,8 @@ describe("scanArchive", () => {
         expect(chunksBeforeReady).toBe(0);
         const pooled = run.mock.calls.slice(1).filter(([task]) => isChunk(task)).length;
         expect(pooled).toBeGreaterThan(0);
+        expect(summary.workerChunks).toBe(pooled);
+        expect(summary.chunks).toBeGreaterThan(pooled);
         // Several chunks were read before the gate, and none of them went to the pool.
         expect(pooled).toBeLessThan(Math.ceil(bytes.length / 4096) - 7);
       } finally {

@@ -24,6 +24,9 @@ export interface ArchiveSummary extends ArchiveProgress {
   failed: number;
   rejected: number;
   skipped: number;
+  /** Chunks scanned, and how many of them a pool worker scanned (the rest: the calling thread). */
+  chunks: number;
+  workerChunks: number;
 }
 
 export interface ArchiveOptions extends LineScanOptions {
@@ -172,7 +175,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   const maxLineBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   const scan: LineScanOptions = { ...scanOptionsOf(options), format: options.format, defaultThreadId: options.defaultThreadId };
   const started = performance.now();
-  const summary: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0 };
+  const summary: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0, chunks: 0, workerChunks: 0 };
   const inFlight: Chunk[] = [];
   const buffers = pool?.buffers ?? new BufferPool();
   const here = !pool || options.alsoScanHere === true;
@@ -231,6 +234,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   /** Scan the first `bytes` of `input` (whole lines) here or on a worker. */
   const submit = (input: ArrayBuffer, bytes: number) => {
     const chunk: Chunk = { lines: countLines(new Uint8Array(input, 0, bytes)), settled: true, result: undefined! };
+    summary.chunks++;
     if (pool && poolReady && poolTasks < maxPoolTasks) {
       poolTasks++;
       chunk.settled = false;
@@ -238,6 +242,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
         .run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan })
         .then(({ output, free }) => {
           for (const b of free) buffers.give(b);
+          summary.workerChunks++;
           return { packed: output, scanned: unpackLineResult(output) };
         })
         .catch((lost: unknown) => {
