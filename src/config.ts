@@ -108,6 +108,9 @@ const FILE_KEYS = {
   resolve_handles_in_args: "resolveHandlesInArgs",
 } as const satisfies Record<string, keyof ToolArtifactsConfigInput>;
 
+/** The options a config file's section has no key for: set in code only. */
+const CODE_ONLY_KEYS = Object.keys(toolArtifactsConfigSchema.shape).filter((key) => !(Object.values(FILE_KEYS) as string[]).includes(key));
+
 type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -141,9 +144,8 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string) => parseO
  * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
  * top-level sections and unknown keys of the section, which the Python
- * implementation may read, are ignored). Beside a section, camelCase options
- * are read too (`{ ...fileConfig, piiRules }`); a field set both ways is an
- * error.
+ * implementation may read, are ignored). Beside a section, the options a
+ * file cannot set are read too (`{ ...fileConfig, piiRules }`).
  *
  * @throws {ToolArtifactsConfigError} naming the offending field as written.
  *
@@ -169,14 +171,13 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
       back.set(key, `tool_artifacts.${snake}`);
     }
   }
-  // Options beside the section (`{...fileConfig, piiRules}`: those a file
-  // cannot set) are read and validated as well, not dropped with the other
-  // sections of the file.
-  for (const key of Object.keys(toolArtifactsConfigSchema.shape)) {
+  // The options a file cannot set are read beside its section
+  // (`{...fileConfig, piiRules}`) and validated, not dropped with the other
+  // sections of the file. The section's own options are not: a top-level
+  // `enabled` may well be another part of the application's.
+  for (const key of CODE_ONLY_KEYS) {
     const value = (input as Record<string, unknown>)[key];
-    if (!Object.hasOwn(input, key) || value === undefined) continue;
-    if (back.has(key)) throw new ToolArtifactsConfigError(key, `given twice: also as ${back.get(key)}`);
-    camel[key] = value;
+    if (Object.hasOwn(input, key) && value !== undefined) camel[key] = value;
   }
   return parseOrThrow(camel, (k) => back.get(k) ?? k);
 }

@@ -112,14 +112,14 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(parseToolArtifactsConfig({ models: { x: 1 }, tool_artifacts: { max_entries: 20, future_key: true } } as never).maxEntries).toBe(20);
   });
 
-  it("reads camelCase options beside the section, validated, and rejects a field set both ways", () => {
+  it("reads the options a file cannot set beside its section, validated; the section's own stay the section's", () => {
     const piiRules = [{ piiType: "email", strategy: "redact" }] as const;
     const fileConfig = { models: { x: 1 }, tool_artifacts: { max_entries: 200 } };
     const cfg = parseToolArtifactsConfig({ ...fileConfig, piiRules: [...piiRules], sandboxPrefixes: ["/workspace/"] });
     expect(cfg).toEqual({ ...DEFAULTS, maxEntries: 200, piiRules, sandboxPrefixes: ["/workspace/"] });
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
-    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50 } as never))).toBe("maxEntries");
-    expect(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50 } as never)).toThrow(/given twice: also as tool_artifacts\.max_entries/);
+    // A top-level `enabled` or `maxEntries` beside a section may be another part of the application's.
+    expect(parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50, enabled: false } as never)).toEqual({ ...DEFAULTS, maxEntries: 200 });
   });
 
   it("names the snake_case field it rejects", () => {
