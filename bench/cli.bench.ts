@@ -9,7 +9,9 @@
  * scan-phase rate the CLI reports with --stats, both as MB/s, and the ratio;
  * the same for archives one and a half and three times as large. Then the
  * same scan several times in one process, pool vs calling thread: the first
- * pass is what a CLI run gets, the later ones the warm rate. Then the per-line work alone, in
+ * pass is what a CLI run gets, the later ones the warm rate; and what a
+ * worker starting beside the calling thread costs its first pass, though it
+ * is given no chunk. Then the per-line work alone, in
  * this process: the engine's line path (assembly/lines.ts, what the CLI runs)
  * vs the TypeScript path it falls back to (JSON.parse, extractArtifacts,
  * formatting), on the same 1 MiB chunks.
@@ -149,17 +151,25 @@ writeFileSync(
 import { ScanPool } from "./dist/batch/pool.js";
 import { scanArchive } from "./dist/batch/stream.js";
 const threads = Number(process.argv[2]);
+// A probe, one pass on this thread alone: Piscina loaded in the pass ("import"),
+// or a pool's worker starting beside it and given no chunk ("boot").
+const probe = process.argv[4];
 // As the CLI scans: the calling thread and threads - 1 workers.
 const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
 const passes = [];
-for (let pass = 0; pass < ${PASSES}; pass++) {
+for (let pass = 0; pass < (probe ? 1 : ${PASSES}); pass++) {
   const file = await open(process.argv[3]);
   const source = { read: async (into) => (await file.read(into, 0, into.byteLength)).bytesRead };
   const cpu = process.cpuUsage();
   const t0 = performance.now();
+  const beside = probe === "boot" ? new ScanPool({ threads: 1 }) : undefined;
+  const booted = beside?.workerStarted();
+  if (probe === "import") await import("piscina");
   await scanArchive(source, (bytes, done) => done(), { pool, alsoScanHere: true, format: "jsonl", onFailure() {} });
   const used = process.cpuUsage(cpu);
   passes.push({ ms: performance.now() - t0, cpuMs: (used.user + used.system) / 1000 });
+  await booted;
+  await beside?.close();
   await file.close();
 }
 await pool?.close();
@@ -171,8 +181,8 @@ interface Pass {
   /** CPU time of the whole process (every thread) during the pass. */
   cpuMs: number;
 }
-const runPasses = (threads: number): Pass[] => {
-  const r = spawnSync(process.execPath, [passesScript, String(threads), archive], { encoding: "utf8" });
+const runPasses = (threads: number, probe = ""): Pass[] => {
+  const r = spawnSync(process.execPath, [passesScript, String(threads), archive, probe], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`passes with ${threads} threads exited ${r.status}: ${r.stderr}`);
   return JSON.parse(r.stdout) as Pass[];
 };
@@ -193,6 +203,21 @@ console.log(row(`pool (${threads - 1}) + this`, poolPasses));
 console.log(
   `  pool + calling thread / calling thread: ${(at(onePasses, 0) / at(poolPasses, 0)).toFixed(2)}× cold (pass 1), ${(at(onePasses, PASSES - 1) / at(poolPasses, PASSES - 1)).toFixed(2)}× warm (pass ${PASSES})`,
 );
+
+// Why the first pass with a worker is slow on a small machine: a worker that
+// starts beside the calling thread slows it even before it scans a chunk.
+// One pass on the calling thread alone, as is, with Piscina loaded during
+// the pass, and with a worker starting beside it that gets no chunk.
+{
+  const BOOT_ROUNDS = 7;
+  const probes = { alone: [] as number[], import: [] as number[], boot: [] as number[] };
+  for (let round = 0; round < BOOT_ROUNDS; round++) {
+    for (const probe of ["alone", "import", "boot"] as const) probes[probe].push(runPasses(1, probe === "alone" ? "" : probe)[0]!.ms);
+  }
+  const ms = (probe: keyof typeof probes) => median(probes[probe]);
+  console.log(`\nfirst pass on the calling thread alone, what a starting worker costs it (median ms of ${BOOT_ROUNDS} alternating processes)`);
+  console.log(`  alone ${ms("alone").toFixed(0)} ms; loading Piscina in the pass ${ms("import").toFixed(0)} ms (+${(ms("import") - ms("alone")).toFixed(0)}); a worker starting beside it, given no chunk, ${ms("boot").toFixed(0)} ms (+${(ms("boot") - ms("alone")).toFixed(0)}, ${(ms("boot") / ms("alone")).toFixed(2)}×)`);
+}
 
 // The per-line work alone: the engine's line path vs the TypeScript path, on
 // the archive's 1 MiB chunks (cut at line ends, as the CLI cuts them).
