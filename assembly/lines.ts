@@ -1181,7 +1181,9 @@ function line(start: usize, end: usize, work: usize): u32 {
   // Object values of message and kwargs were read into their sets as they were met.
   let form = serializedForm();
   let kwargs = SET_TOP_KWARGS;
-  if (form == F_PLAIN && has(K_MESSAGE) && !has(K_TOOL_CALL_ID)) {
+  // A wrapper, unless a tool message with a message field (items.ts's isFlatWithMessageField).
+  const flat = has(K_TOOL_CALL_ID) && (has(K_CONTENT) || has(K_ARTIFACT) || slotKind(K_MESSAGE) != V_OBJECT);
+  if (form == F_PLAIN && has(K_MESSAGE) && !flat) {
     if (slotKind(K_MESSAGE) != V_OBJECT || (slotFlags(K_MESSAGE) & S_UNREAD) != 0) return L_HOST;
     cur = SET_MESSAGE;
     form = serializedForm();

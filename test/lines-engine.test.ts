@@ -423,6 +423,8 @@ const CASES: Case[] = [
   ["serialized with a non-string class name", '{"lc":1,"type":"constructor","id":[5],"kwargs":{"tool_call_id":"c","content":"/mnt/user-data/a.csv"},"thread_id":"t"}'],
   ["ai and human messages are skipped", '{"thread_id":"t","message":{"type":"ai","content":"/mnt/user-data/a.csv"}}\n{"type":"human","content":"x","thread_id":"t"}', { skipped: 2 }],
   ["no type: tool_call_id decides", '{"tool_call_id":"c","content":"/mnt/user-data/a.csv","thread_id":"t"}\n{"content":"/mnt/user-data/a.csv","thread_id":"t"}', { entries: 1, skipped: 1 }],
+  ["a wrapper that repeats the call id beside its message", '{"thread_id":"t","tool_call_id":"c","message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/a.csv"}}\n{"thread_id":"t","tool_call_id":"c","message":{"lc":1,"type":"constructor","id":["ToolMessage"],"kwargs":{"tool_call_id":"c","content":"/mnt/user-data/b.csv"}}}', { entries: 2 }],
+  ["a direct message with a call id, a result and a message field", '{"thread_id":"t","type":"tool","tool_call_id":"c","message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/no.csv"},"content":"/mnt/user-data/a.csv"}\n{"thread_id":"t","tool_call_id":"c","message":{},"artifact":{"structured_content":{"path":"/mnt/user-data/b.csv"}}}\n{"thread_id":"t","tool_call_id":"c","message":"hi"}', { entries: 2, failures: 0 }],
   ["direct message with a message field", '{"type":"tool","message":"hi","content":"/mnt/user-data/a.csv","thread_id":"t"}', { failures: 1 }],
   ["invalid JSON of several kinds", ["{", "not json", "{'a':1}", '{"a":1,}', '{"a":1} x', "\u00a0{}", '{"a":"\u0001"}', '{"a":01}'].join("\n"), { failures: 8 }],
   ["JSON that is not an object", ["[1,2]", "null", "42", '"s"', "true"].join("\n"), { failures: 5 }],

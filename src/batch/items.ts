@@ -79,6 +79,17 @@ export function normalizeItem(item: unknown): NormalizedItem {
 }
 
 /**
+ * A line with a `message` key is a wrapper `{thread_id, message}`, unless it
+ * is itself a tool message that happens to have a `message` field: it has
+ * its own `tool_call_id` and a result (`content` or `artifact`), or its
+ * `message` is no object. A wrapper that repeats the call id beside its
+ * message is still a wrapper: read as a tool message with no result, its
+ * result would be lost without a word.
+ */
+const isFlatWithMessageField = (value: Json): boolean =>
+  "tool_call_id" in value && ("content" in value || "artifact" in value || !isObject(value.message));
+
+/**
  * Read one parsed archive line: `{thread_id, message, call_index?}`, a
  * tool-message-like object carrying `thread_id`, or a LangChain serialized
  * message carrying `thread_id`. Returns undefined for a well-formed line that
@@ -87,7 +98,7 @@ export function normalizeItem(item: unknown): NormalizedItem {
  */
 export function itemFromLine(value: unknown, defaultThreadId?: string): BatchItem | undefined {
   if (!isObject(value)) throw new TypeError(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
-  const wrapped = "message" in value && !("tool_call_id" in value) && serializedClass(value) === undefined;
+  const wrapped = "message" in value && serializedClass(value) === undefined && !isFlatWithMessageField(value);
   const message = wrapped ? value.message : value;
   if (!isObject(message)) throw new TypeError("message is not an object");
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
