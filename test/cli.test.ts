@@ -72,6 +72,23 @@ describe("tool-artifacts scan", () => {
     });
   });
 
+  it("--format table counts columns as a terminal draws them: wide characters two, combining marks none", () => {
+    const line = (content: string) => JSON.stringify({ thread_id: "线程", message: { tool_call_id: "c", name: "工具".repeat(5), content } });
+    const file = join(dir, "wide.jsonl");
+    writeFileSync(file, [line("/mnt/user-data/報告書.pdf"), line(`/mnt/user-data/${"数据".repeat(10)}.csv`), line("/mnt/user-data/😀e\u0301.txt")].join("\n") + "\n");
+    const r = cli(["scan", file, "--format", "table"]);
+    expect(r.status).toBe(0);
+    // THREAD 16, HANDLE 12, TYPE 5, TOOL 16, NAME 28 columns, one space apart.
+    const cells = r.stdout.trimEnd().split("\n").slice(1).map((row) => row.split(/(?<=art_[0-9a-f]{8}) file  /));
+    expect(cells.map(([thread]) => thread!.replace(/art_.*/, ""))).toEqual(Array(3).fill("线程" + " ".repeat(12) + " "));
+    const tool = "工具工具工具工…" + " "; // 7 wide characters and the "…" fill 15 of 16 columns
+    expect(cells.map(([, rest]) => rest)).toEqual([
+      `${tool} 報告書.pdf${" ".repeat(28 - 10)} /mnt/user-data/報告書.pdf`,
+      `${tool} ${"数据".repeat(6)}数…  /mnt/user-data/${"数据".repeat(10)}.csv`,
+      `${tool} 😀e\u0301.txt${" ".repeat(28 - 7)} /mnt/user-data/😀e\u0301.txt`,
+    ]);
+  });
+
   it("--no-text leaves out references found in free text only", () => {
     const r = cli(["scan", EXAMPLE, "--no-text"]);
     expect(r.status).toBe(0);
