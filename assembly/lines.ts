@@ -1220,6 +1220,8 @@ function line(start: usize, end: usize, work: usize): u32 {
     idAt = slotStart(K_ID) + 1;
     idLen = slotEnd(K_ID) - idAt - 1;
   }
+  // No id and no tool_call_id: the host gives it its line number as call index (scan.ts's lineIndexed).
+  if (!hasId && callLen == 0) return L_HOST;
   const contentKind = slotKind(K_CONTENT);
   const contentStart = slotStart(K_CONTENT);
   const contentEnd = slotEnd(K_CONTENT);

@@ -137,6 +137,40 @@ describe("scanArchive", () => {
     }
   });
 
+  it("gives a result with no id and no tool_call_id its line number as call index, so its handles are its own", async () => {
+    // Line i (from 1): anonymous, or with an id, a tool_call_id or a call_index of its own; an over-long line and blank lines count too.
+    const lines: string[] = [];
+    const want: Record<string, unknown>[] = [];
+    for (let i = 1; i <= 400; i++) {
+      const message: Record<string, unknown> = { type: "tool", content: `/mnt/user-data/n${i}.txt` };
+      const line: Record<string, unknown> = { thread_id: "t", message };
+      let callIndex: number | undefined = i;
+      if (i % 50 === 0) {
+        lines.push("x".repeat(3000)); // over maxLineBytes: skipped, but numbered
+        continue;
+      }
+      if (i % 11 === 0) {
+        lines.push("");
+        continue;
+      }
+      if (i % 7 === 0) message.id = `m${i}`;
+      else if (i % 5 === 0) message.tool_call_id = `c${i}`;
+      else if (i % 3 === 0) line.call_index = callIndex = 1000 + i;
+      else if (i % 4 === 0) message.tool_call_id = ""; // no call id either
+      if (i % 7 === 0 || i % 5 === 0) callIndex = undefined;
+      lines.push(JSON.stringify(line));
+      want.push(...extractArtifacts(message, { threadId: "t", callIndex, now: () => CREATED_AT }).map((e) => ({ thread_id: "t", ...e })));
+    }
+    const input = Buffer.from(lines.join("\n"));
+    for (const usePool of [undefined, "pool", "both"]) {
+      const r = await run(pieces(input, [97, 1000]), { pool: usePool ? pool : undefined, alsoScanHere: usePool === "both", chunkBytes: 1024, maxLineBytes: 2048 });
+      const rows = rowsOf(r.output);
+      expect(rows).toEqual(want);
+      expect(rows.find((e) => e.real_ref === "/mnt/user-data/n398.txt")?.call_index).toBe(398);
+      expect(new Set(rows.map((e) => e.handle)).size).toBe(rows.length);
+    }
+  });
+
   it("reports the lines of a chunk whose worker died, and scans every other chunk", async () => {
     const crashing = new ScanPool({ threads: 2, faults: { exitOnThreadId: "crash" } });
     try {

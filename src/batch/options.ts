@@ -17,6 +17,13 @@ export interface LineScanOptions extends ScanOptions {
   format: OutputFormat;
   /** Thread id for lines that carry none; without it such a line fails. */
   defaultThreadId?: string;
+  /**
+   * The number of the chunk's first line in the archive (default 1). A line
+   * whose tool result has neither an `id` nor a `tool_call_id`, and that
+   * gives no `call_index`, gets its line number as call index, so that two
+   * such results of one thread do not share handles.
+   */
+  firstLine?: number;
 }
 
 /** The extraction options of `options` alone, for the trip to a worker (plain data). */

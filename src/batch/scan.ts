@@ -72,6 +72,18 @@ function newAcc(): LineAcc {
   return { result, output: [], onRejectedPayload: () => void result.rejected++ };
 }
 
+/**
+ * An archive line's item, with its line number as call index when nothing
+ * else tells its tool result apart: DESIGN §2 leaves distinct indices to
+ * callers whose messages have no id, and without a tool_call_id every such
+ * result of a thread would hash the same seed (`thread::0:ordinal`).
+ */
+function lineIndexed(item: NormalizedItem, lineNumber: number): NormalizedItem {
+  const { id, tool_call_id } = item.message;
+  const anonymous = item.callIndex === undefined && typeof id !== "string" && (typeof tool_call_id !== "string" || tool_call_id === "");
+  return anonymous ? { ...item, callIndex: lineNumber } : item;
+}
+
 /** One line (its text, newline excluded; `line` its number in the chunk) through JSON.parse and extractArtifacts. */
 function scanLine(text: string, line: number, options: LineScanOptions, probe: ItemProbe | undefined, acc: LineAcc): void {
   const { result } = acc;
@@ -90,7 +102,7 @@ function scanLine(text: string, line: number, options: LineScanOptions, probe: I
       return;
     }
     probe?.(item.threadId);
-    const found = scanItem(item, options, acc.onRejectedPayload);
+    const found = scanNormalized(lineIndexed(normalizeItem(item), (options.firstLine ?? 1) - 1 + line), options, acc.onRejectedPayload);
     result.entries += found.length;
     formatEntries(item.threadId, found, options.format, acc.output);
   } catch (err) {

@@ -188,6 +188,8 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   // until then, or if none can start, this thread takes them all.
   let poolReady = !here;
   let chunksRead = 0;
+  // Lines before the next chunk to submit (a skipped over-long line counts).
+  let linesBefore = 0;
   let ended = false;
   let poolLost = false;
   /** No worker could start: from now on this thread scans everything (said once, while the scan runs). */
@@ -217,11 +219,11 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   };
 
   /** Scan the first `bytes` of `input` here, in the same packed form a worker returns; the buffer goes back to the pool. */
-  const scanHere = (input: ArrayBuffer, bytes: number): Chunk["result"] => {
+  const scanHere = (input: ArrayBuffer, bytes: number, options: LineScanOptions): Chunk["result"] => {
     const { alloc, unused } = spareOrNew(buffers.spare());
     let result: Chunk["result"];
     try {
-      const packed = local!.scanLinesPacked(new Uint8Array(input, 0, bytes), scan, { alloc });
+      const packed = local!.scanLinesPacked(new Uint8Array(input, 0, bytes), options, { alloc });
       result = Promise.resolve({ packed, scanned: unpackLineResult(packed) });
     } catch (lost) {
       result = Promise.resolve({ lost });
@@ -234,12 +236,14 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   /** Scan the first `bytes` of `input` (whole lines) here or on a worker. */
   const submit = (input: ArrayBuffer, bytes: number) => {
     const chunk: Chunk = { lines: countLines(new Uint8Array(input, 0, bytes)), settled: true, result: undefined! };
+    const options: LineScanOptions = { ...scan, firstLine: linesBefore + 1 };
+    linesBefore += chunk.lines;
     summary.chunks++;
     if (pool && poolReady && poolTasks < maxPoolTasks) {
       poolTasks++;
       chunk.settled = false;
       chunk.result = pool
-        .run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options: scan })
+        .run({ kind: "lines", input, inputBytes: bytes, spare: buffers.spare(), options })
         .then(({ output, free }) => {
           for (const b of free) buffers.give(b);
           summary.workerChunks++;
@@ -249,7 +253,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
           // A worker that could not start never had the input: scan it here.
           if (here && lost instanceof WorkerStartError && input.byteLength >= bytes) {
             losePool(lost);
-            return scanHere(input, bytes);
+            return scanHere(input, bytes, options);
           }
           return { lost };
         })
@@ -257,7 +261,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
           poolTasks--;
           chunk.settled = true;
         });
-    } else chunk.result = scanHere(input, bytes);
+    } else chunk.result = scanHere(input, bytes, options);
     inFlight.push(chunk);
   };
 
@@ -362,6 +366,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
       // Numbered after the lines before it, which are all submitted already.
       while (inFlight.length > 0) await flushOne();
       summary.lines++;
+      linesBefore++;
       fail({ line: summary.lines, reason: `line longer than ${maxLineBytes} bytes, skipped` });
       current = buffers.take(chunkBytes); // the grown buffer is left to the GC
       length = 0;
