@@ -1,0 +1,52 @@
+/**
+ * What an install of the package brings: the runtime dependencies are
+ * exactly the packages the shipped code imports, and the LangChain.js
+ * packages an agent already has are peers, so the middlewares, messages and
+ * state channels are the agent's own copies and not a second set.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
+
+/** Packages `src/` loads at run time: static and dynamic imports, not `import type` (erased by tsc). */
+function runtimeImports(): Set<string> {
+  const found = new Set<string>();
+  for (const file of readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".ts")) continue;
+    const text = readFileSync(join(ROOT, "src", file), "utf8");
+    const specifiers = [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)[^;]*?\sfrom\s+"([^"]+)"/gms), ...text.matchAll(/\bimport\("([^"]+)"\)/g)];
+    for (const [, spec] of specifiers) {
+      if (spec!.startsWith(".") || spec!.startsWith("node:")) continue;
+      const parts = spec!.split("/");
+      found.add(spec!.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!);
+    }
+  }
+  return found;
+}
+
+describe("package.json", () => {
+  const peers = Object.keys(pkg.peerDependencies ?? {});
+  const deps = Object.keys(pkg.dependencies ?? {});
+
+  it("declares every package the shipped code imports, and nothing else, as a dependency or a peer", () => {
+    expect([...runtimeImports()].sort()).toEqual([...deps, ...peers].sort());
+  });
+
+  it("takes langchain, @langchain/core and @langchain/langgraph as peers, pinned for development", () => {
+    expect(peers.sort()).toEqual(["@langchain/core", "@langchain/langgraph", "langchain"]);
+    for (const name of peers) {
+      expect(deps).not.toContain(name);
+      expect(pkg.devDependencies?.[name]).toMatch(/^\d/);
+    }
+  });
+
+  it("needs the AssemblyScript compiler only to build: the engine ships built", () => {
+    expect(deps).not.toContain("assemblyscript");
+    expect(pkg.devDependencies?.assemblyscript).toBeDefined();
+    expect(pkg.files).toContain("build/engine.wasm");
+  });
+});
