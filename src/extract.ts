@@ -40,7 +40,7 @@ import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
-import { releaseMemoryFor } from "./engine/wasm.js";
+import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
 import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -66,6 +66,13 @@ export interface ExtractOptions {
   now?: () => string;
   /** Told when the structured payload is rejected whole (over the node or depth budget, or not JSON); for statistics. */
   onRejectedPayload?: (reason: WalkRejection) => void;
+  /**
+   * Told when the engine fails on one source of the result (it trapped, or
+   * its memory could not grow): that source adds no entries, and the others
+   * are still read. Throw from it to fail the call instead; scanBatch and the
+   * CLI do, so that an item or a line is reported rather than scanned short.
+   */
+  onEngineFailure?: (error: Error) => void;
 }
 
 /** Longest text (UTF-16 units) the two JSON rules parse. */
@@ -227,12 +234,18 @@ class Entries {
     private readonly toolCallId: string,
     private readonly callIndex: number,
     private readonly clock: Pick<ExtractOptions, "now">,
+    private readonly onEngineFailure: ExtractOptions["onEngineFailure"],
     /** Free-text options; `scan` false skips texts entirely. */
     readonly scan: boolean,
     readonly prefixes: readonly string[] | undefined,
     /** The structured payload of the result, if any (for the mirror rule). */
     readonly payload: unknown,
   ) {}
+
+  /** A source the engine could not take adds nothing; the caller is told, and may throw. */
+  engineFailed(error: unknown): void {
+    if (error instanceof EngineError) this.onEngineFailure?.(error);
+  }
 
   /** JSON.stringify(payload), when the walk kept it. */
   payloadJson: string | undefined;
@@ -284,8 +297,9 @@ function structuredRefs(
       walk = both.walk;
       out.payloadJson = both.json;
     }
-  } catch {
-    return; // an engine failure drops this source only, like a rejected payload
+  } catch (error) {
+    out.engineFailed(error); // this source only, like a rejected payload
+    return;
   }
   if (walk.status !== "ok") {
     onRejected?.(walk.reason);
@@ -303,7 +317,8 @@ function textRefs(text: string, out: Entries): void {
     refs = scanText(text, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
   } catch (error) {
     if (error instanceof TypeError) throw error; // a bad sandbox prefix: the caller's bug, not odd data
-    return; // the engine could not take this text (memory): it adds nothing
+    out.engineFailed(error); // the engine could not take this text: it adds nothing
+    return;
   }
   for (const r of refs) if (withinRefBytes(r.ref)) out.add("file", r.ref, r.display, undefined);
 }
@@ -387,7 +402,8 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
 
   const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);
-  const out = new Entries(toolName, toolCallId, callIndex, options, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
+  const onEngineFailure = read(options, "onEngineFailure") as ExtractOptions["onEngineFailure"];
+  const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
   if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out);

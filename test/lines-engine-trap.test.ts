@@ -17,19 +17,15 @@ import { engine } from "../src/engine/wasm.js";
 const fault = vi.hoisted(() => ({ callsLeft: 0, error: (): Error => new WebAssembly.RuntimeError("unreachable (injected)"), calls: 0 }));
 
 vi.mock("../src/engine/wasm.js", async (importOriginal) => {
-  const real = await importOriginal<typeof import("../src/engine/wasm.js")>();
-  return {
-    ...real,
-    runEngine: <T>(op: string, inputBytes: number, fn: (e: import("../src/engine/wasm.js").EngineExports) => T): T =>
-      real.runEngine(op, inputBytes, (e) => {
-        const out = fn(e);
-        if (op === "scanLines") {
-          fault.calls++;
-          if (fault.callsLeft > 0 && --fault.callsLeft === 0) throw fault.error();
-        }
-        return out;
-      }),
-  };
+  const { aroundKernelCalls } = await import("./support/engine-fault.js");
+  return aroundKernelCalls(await importOriginal(), (op, call) => {
+    const out = call();
+    if (op === "scanLines") {
+      fault.calls++;
+      if (fault.callsLeft > 0 && --fault.callsLeft === 0) throw fault.error();
+    }
+    return out;
+  });
 });
 
 const OPTIONS: LineScanOptions = { format: "jsonl", createdAt: "2025-01-02T03:04:05.000Z", sandboxPrefixes: ["/"] };

@@ -27,6 +27,11 @@ export function scanItem(item: unknown, options: ScanOptions, onRejectedPayload?
   return scanNormalized(normalizeItem(item), options, onRejectedPayload);
 }
 
+/** An item the engine could not scan whole fails, naming why, instead of coming back short. */
+const failItem = (error: Error): never => {
+  throw error;
+};
+
 /** Entries of an item `normalizeItem` already checked and reduced. */
 function scanNormalized({ threadId, callIndex, message }: NormalizedItem, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
   const { createdAt } = options;
@@ -37,6 +42,7 @@ function scanNormalized({ threadId, callIndex, message }: NormalizedItem, option
     sandboxPrefixes: options.sandboxPrefixes,
     now: createdAt === undefined ? undefined : () => createdAt,
     onRejectedPayload,
+    onEngineFailure: failItem,
   };
   return extractArtifacts(message, extract);
 }
