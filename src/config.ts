@@ -140,6 +140,12 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, ren
 const parseOrThrow = (input: unknown, rename: (key: string) => string) => parseOptions(toolArtifactsConfigSchema, input, rename) as ToolArtifactsConfig;
 
 /**
+ * What every entry point takes as config: the camelCase options, a file's
+ * `tool_artifacts` section, an already parsed config, or nothing (defaults).
+ */
+export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConfig>[0];
+
+/**
  * Validate and complete a configuration. Accepts the camelCase options
  * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other

@@ -63,7 +63,9 @@ const taskToolOptionsSchema = z.object({
     .record(z.string().min(1), z.custom<SubAgent>((v) => typeof (v as SubAgent | null)?.invoke === "function", "expected an agent with invoke()"))
     .refine((agents) => Object.keys(agents).length > 0, "at least one sub-agent is required"),
   description: z.string().min(1).optional(),
-});
+})
+  // A misspelt option would otherwise be dropped without a word.
+  .strict();
 
 const DEFAULT_DESCRIPTION =
   "Delegate a self-contained task to a sub-agent. It starts fresh: put everything it needs (goal, concrete file paths or artifact handles, constraints) in `description`. It returns its final report as text.";

@@ -23,6 +23,7 @@ export {
   ToolArtifactsConfigError,
   type ToolArtifactsConfig,
   type ToolArtifactsConfigInput,
+  type ToolArtifactsConfigSource,
 } from "./config.js";
 export { findHandles, resolveHandles, isHandle, HANDLE_PATTERN } from "./handles.js";
 export {

@@ -104,6 +104,9 @@ describe("createTaskTool", () => {
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/invoke/);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(ToolArtifactsConfigError);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/: agents\.x: /);
+    // A misspelt option is named, not dropped.
+    const agent = createAgent({ model: new ScriptedChatModel([]), tools: [] });
+    expect(() => createTaskTool({ agents: { a: agent }, descriptin: "x" } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "descriptin" }));
   });
 
   it("is a tool named task with {subagent_type, description}", () => {

@@ -11,6 +11,7 @@ import {
   UNTRUSTED_DATA_NOTICE,
   type ProjectionOptions,
 } from "../src/middleware/projection.js";
+import { captureMiddleware } from "../src/middleware/capture.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
 
@@ -78,6 +79,9 @@ function blockText(messages: readonly BaseMessage[]): string {
 function handleLines(block: string): string[] {
   return block.split("\n").filter((line) => /^art_[0-9a-f]{8} \| /.test(line));
 }
+
+/** The error a bad option or config value gives: ToolArtifactsConfigError naming the field. */
+const configError = (field: string) => expect.objectContaining({ constructor: ToolArtifactsConfigError, field });
 
 describe("projectionMiddleware", () => {
   it("inserts the authority message and the hidden block after the leading system messages", async () => {
@@ -267,9 +271,18 @@ describe("projectionMiddleware", () => {
     expect(() => projectionMiddleware(config, { artifactBudgetChars: 10 })).toThrow(/artifactBudgetChars/);
     expect(() => projectionMiddleware(config, { sections: [{ title: "x" } as never] })).toThrow(/render/);
     // The same error as the config's, naming the field.
-    const configError = (field: string) => expect.objectContaining({ constructor: ToolArtifactsConfigError, field });
     expect(() => projectionMiddleware(config, { artifactBudgetChars: 10 })).toThrow(configError("artifactBudgetChars"));
     expect(() => projectionMiddleware(config, { sections: [{ title: "x" } as never] })).toThrow(configError("sections[0]"));
     expect(() => projectionMiddleware(config, { budget: 1 } as never)).toThrow(configError("budget"));
+  });
+
+  it("takes config as toolArtifactsMiddleware does: unparsed or none, bad values named, not a TypeError", () => {
+    expect(projectionMiddleware().policyFingerprint).toBe(policyFingerprint(parseToolArtifactsConfig()));
+    expect(projectionMiddleware({ tool_artifacts: { inject_model_context: false } }).policyFingerprint).toBe(
+      policyFingerprint(parseToolArtifactsConfig({ injectModelContext: false })),
+    );
+    expect(() => projectionMiddleware({ maxEntries: 5 })).toThrow(configError("maxEntries"));
+    expect(() => captureMiddleware({ maxEntries: 5 })).toThrow(configError("maxEntries"));
+    expect(captureMiddleware({ enabled: false }).name).toBe("tool-artifacts-capture");
   });
 });

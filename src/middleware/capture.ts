@@ -14,7 +14,7 @@
 import { createMiddleware } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import type { ToolArtifactsConfig } from "../config.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
 import { extractArtifacts } from "../extract.js";
 import { findHandles } from "../handles.js";
@@ -347,7 +347,8 @@ function captureRound(
  * await agent.invoke({ messages }, { configurable: { thread_id: "t-1" } });
  * ```
  */
-export function captureMiddleware(config: ToolArtifactsConfig, options: CaptureOptions = {}) {
+export function captureMiddleware(input?: ToolArtifactsConfigSource, options: CaptureOptions = {}) {
+  const config = parseToolArtifactsConfig(input);
   const extract = options.extract ?? extractArtifacts;
   const views = new Map<string, ThreadView>();
   const middleware = createMiddleware({

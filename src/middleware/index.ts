@@ -3,7 +3,7 @@
  * capture (`beforeModel`), resolution (`wrapToolCall`) and projection
  * (`wrapModelCall`), in the order they should sit in an agent.
  */
-import { parseToolArtifactsConfig, type ToolArtifactsConfig } from "../config.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { captureMiddleware, type CaptureOptions } from "./capture.js";
 import { projectionMiddleware, type ProjectionOptions } from "./projection.js";
 import { resolutionMiddleware } from "./resolution.js";
@@ -58,7 +58,7 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  * ```
  */
 export function toolArtifactsMiddleware(
-  config?: Parameters<typeof parseToolArtifactsConfig>[0],
+  config?: ToolArtifactsConfigSource,
   options: ToolArtifactsMiddlewareOptions = {},
 ): ToolArtifactsMiddleware {
   const parsed = parseToolArtifactsConfig(config);

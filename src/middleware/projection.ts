@@ -23,7 +23,7 @@ import {
   type ResolvedRedactionRule,
 } from "langchain";
 import { z } from "zod";
-import { parseOptions, type ToolArtifactsConfig } from "../config.js";
+import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { isHandle } from "../handles.js";
 import { toolArtifactsStateSchema } from "../registry.js";
@@ -291,7 +291,8 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  * });
  * ```
  */
-export function projectionMiddleware(config: ToolArtifactsConfig, options: ProjectionOptions = {}) {
+export function projectionMiddleware(input?: ToolArtifactsConfigSource, options: ProjectionOptions = {}) {
+  const config = parseToolArtifactsConfig(input);
   const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options);
   const render: RenderOptions = { redact: createRedactor(config.piiRules), ...budgets };
   const active = config.enabled && config.injectModelContext;

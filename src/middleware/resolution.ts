@@ -6,7 +6,7 @@
  * registry does not hold is refused with an error result the model can act on.
  */
 import { createMiddleware, ToolMessage } from "langchain";
-import type { ToolArtifactsConfig } from "../config.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { toolArtifactsStateSchema } from "../registry.js";
@@ -63,7 +63,8 @@ export function unknownHandlesMessage(missing: readonly string[], registry: read
  * const agent = createAgent({ model, tools, middleware: orderMiddleware([authorization, resolutionMiddleware(config)]) });
  * ```
  */
-export function resolutionMiddleware(config: ToolArtifactsConfig) {
+export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
+  const config = parseToolArtifactsConfig(input);
   const active = config.enabled && config.resolveHandlesInArgs;
   const middleware = createMiddleware({
     name: RESOLUTION_MIDDLEWARE_NAME,

@@ -3,7 +3,7 @@ import { createAgent, createMiddleware, tool } from "langchain";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { z } from "zod";
-import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
+import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../../src/config.js";
 import { resolutionMiddleware, RESOLUTION_MIDDLEWARE_NAME } from "../../src/middleware/resolution.js";
 import { orderMiddleware } from "../../src/ordering.js";
 import { ScriptedChatModel, type ScriptedStep } from "../../src/testing/scripted-model.js";
@@ -230,6 +230,19 @@ describe("the resolution hook on its own", () => {
     await hook()(req, passThrough(seen) as never);
     expect(seen[0]!.toolCall.args).toEqual({ path: REFS[REPORT], list: [REFS[CHART]] });
     expect(args).toEqual({ path: REPORT, list: [CHART] });
+  });
+
+  it("takes config as toolArtifactsMiddleware does: defaults filled, bad values named, a file's section read", async () => {
+    const resolved = async (config: Parameters<typeof resolutionMiddleware>[0]) => {
+      const seen: Array<{ toolCall: { args: unknown } }> = [];
+      await resolutionMiddleware(config).wrapToolCall!(request({ path: REPORT }), passThrough(seen) as never);
+      return seen[0]!.toolCall.args;
+    };
+    // Unparsed, or nothing at all: on by default, as a parsed config is.
+    for (const config of [undefined, {}, { maxEntries: 50 }]) expect(await resolved(config)).toEqual({ path: REFS[REPORT] });
+    expect(await resolved({ tool_artifacts: { resolve_handles_in_args: false } })).toEqual({ path: REPORT });
+    expect(() => resolutionMiddleware({ maxEntries: 5 })).toThrow(ToolArtifactsConfigError);
+    expect(() => resolutionMiddleware({ resolveHandlesInArg: false } as never)).toThrow(/resolveHandlesInArg/);
   });
 
   it("declares its ordering constraints", () => {
