@@ -27,8 +27,14 @@ export interface SubAgent {
  */
 export function buildChildInitialState(taskMessages: string | BaseMessage | readonly BaseMessage[]): { messages: BaseMessage[] } {
   if (typeof taskMessages === "string") return { messages: [new HumanMessage(taskMessages)] };
-  return { messages: Array.isArray(taskMessages) ? [...taskMessages] : [taskMessages as BaseMessage] };
+  const messages: unknown[] = Array.isArray(taskMessages) ? [...taskMessages] : [taskMessages];
+  // Caught here, not deep inside the child agent's first step.
+  if (!messages.every(isMessageLike)) throw new TypeError("buildChildInitialState: expected a string, a message or an array of messages");
+  return { messages: messages as BaseMessage[] };
 }
+
+/** A LangChain.js message, or the plain form `createAgent` takes: an object with content (not a whole state). */
+const isMessageLike = (m: unknown): boolean => typeof m === "object" && m !== null && !Array.isArray(m) && "content" in m && !("messages" in m);
 
 /**
  * The child's thread id: derived from the lead's thread and the `task` call,

@@ -75,6 +75,13 @@ export interface ExtractOptions {
   onEngineFailure?: (error: Error) => void;
 }
 
+/** What the injected clock says; an entry's created_at is a string (ISO-8601), never anything else. */
+function clockTime(now: () => string): string {
+  const time: unknown = now();
+  if (typeof time !== "string") throw new TypeError(`extractArtifacts: options.now must return a string (ISO-8601), got ${typeof time}`);
+  return time;
+}
+
 /** Longest text (UTF-16 units) the two JSON rules parse. */
 const MAX_JSON_TEXT = 1 << 20;
 /** The block types read here: the only ones a JSON string content is taken as. */
@@ -261,7 +268,7 @@ class Entries {
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
     if (this.taken(ref)) return;
     this.seen?.add(ref);
-    this.createdAt ??= this.clock.now ? this.clock.now() : new Date().toISOString();
+    this.createdAt ??= this.clock.now ? clockTime(this.clock.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
     const entry = {
@@ -370,11 +377,17 @@ function checkOptions(options: ExtractOptions): number {
   }
   const callIndex = read(options, "callIndex") ?? 0;
   if (!Number.isSafeInteger(callIndex) || (callIndex as number) < 0) {
-    throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${String(callIndex)})`);
+    throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   const prefixes = read(options, "sandboxPrefixes");
   if (prefixes !== undefined && !(Array.isArray(prefixes) && prefixes.every((p) => typeof p === "string"))) {
     throw new TypeError("extractArtifacts: options.sandboxPrefixes must be an array of strings");
+  }
+  const detect = read(options, "detectRefsInText");
+  if (detect !== undefined && typeof detect !== "boolean") throw new TypeError(`extractArtifacts: options.detectRefsInText must be a boolean (got ${typeof detect})`);
+  for (const hook of ["now", "onRejectedPayload", "onEngineFailure"]) {
+    const fn = read(options, hook);
+    if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${hook} must be a function (got ${typeof fn})`);
   }
   return callIndex as number;
 }

@@ -90,6 +90,9 @@ function copyOf(frame: Frame): Record<string, unknown> | unknown[] {
  * subtrees are shared, and a value without replacements is returned as is.
  */
 export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
+  if (typeof lookup !== "function" && typeof (lookup as { get?: unknown } | null)?.get !== "function") {
+    throw new TypeError("resolveHandles: lookup must be a function or a Map of handle → reference");
+  }
   const get = typeof lookup === "function" ? lookup : (handle: string) => lookup.get(handle);
   if (typeof value === "string") return replaceIn(value, get) as T;
   if (typeof value !== "object" || value === null) return value;

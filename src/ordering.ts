@@ -54,6 +54,10 @@ export type Constrained<M> = M & { constraints?: OrderingConstraints };
  * ```
  */
 export function withConstraints<M extends { name: string }>(middleware: Constrained<M>, constraints: OrderingConstraints): M & { constraints: OrderingConstraints } {
+  if (typeof middleware !== "object" || middleware === null) throw new TypeError("withConstraints: expected a middleware object");
+  // Checked now, where a mistake is made, rather than when the list is ordered.
+  constraintsOf(middleware.constraints, `withConstraints: ${middleware.name}'s constraints`);
+  constraintsOf(constraints, "withConstraints: constraints");
   const own = middleware.constraints ?? {};
   return {
     ...middleware,
@@ -74,8 +78,20 @@ export class MiddlewareOrderingError extends Error {
   }
 }
 
-function namesOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((n): n is string => typeof n === "string").map(canonical) : [];
+/** The names of a `before` or `after` list; `where` names the constraint for the error a malformed one gets. */
+function namesOf(value: unknown, where: string): string[] {
+  if (value === undefined) return [];
+  // A lone string would otherwise be read character by character, and the constraint lost.
+  if (!Array.isArray(value) || !value.every((n) => typeof n === "string")) throw new TypeError(`${where} must be an array of middleware names`);
+  return value.map(canonical);
+}
+
+/** `constraints` checked (an object, if given), with its lists of canonical names. */
+function constraintsOf(value: unknown, where: string): { before: string[]; after: string[] } {
+  if (value === undefined) return { before: [], after: [] };
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypeError(`${where} must be an object {before?, after?}`);
+  const { before, after } = value as OrderingConstraints;
+  return { before: namesOf(before, `${where}.before`), after: namesOf(after, `${where}.after`) };
 }
 
 /**
@@ -103,6 +119,14 @@ function namesOf(value: unknown): string[] {
  * ```
  */
 export function orderMiddleware<const T extends readonly Constrained<{ name: string }>[]>(list: T, options: { constraints?: readonly OrderingConstraint[] } = {}): T {
+  if (!Array.isArray(list)) throw new TypeError("orderMiddleware: expected an array of middlewares");
+  list.forEach((mw: unknown, i) => {
+    if (typeof mw !== "object" || mw === null || typeof (mw as { name?: unknown }).name !== "string") {
+      throw new TypeError(`orderMiddleware: item ${i} is not a middleware (an object with a string name)`);
+    }
+  });
+  const hostConstraints: unknown = options?.constraints ?? [];
+  if (!Array.isArray(hostConstraints)) throw new TypeError("orderMiddleware: options.constraints must be an array of {name, before?, after?}");
   const n = list.length;
   const byName = new Map<string, number[]>();
   const names = list.map(orderingName);
@@ -116,14 +140,17 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   const edge = (from: number, to: number) => {
     if (names[from] !== names[to]) successors[from]!.add(to);
   };
-  const declare = (subjects: readonly number[], c: OrderingConstraints) => {
-    for (const other of namesOf(c.before)) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
-    for (const other of namesOf(c.after)) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
+  const declare = (subjects: readonly number[], value: unknown, where: string) => {
+    const c = constraintsOf(value, where);
+    for (const other of c.before) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
+    for (const other of c.after) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
   };
-  list.forEach((mw, i) => {
-    if (mw.constraints) declare([i], mw.constraints);
+  list.forEach((mw, i) => declare([i], mw.constraints, `orderMiddleware: ${mw.name}'s constraints`));
+  hostConstraints.forEach((c: unknown, k) => {
+    const name = (c as OrderingConstraint | null)?.name;
+    if (typeof name !== "string") throw new TypeError(`orderMiddleware: options.constraints[${k}] must be an object with a string name`);
+    declare(byName.get(canonical(name)) ?? [], c, `orderMiddleware: options.constraints[${k}]`);
   });
-  for (const c of options.constraints ?? []) declare(byName.get(canonical(c.name)) ?? [], c);
 
   const pending = new Array<number>(n).fill(0);
   for (const next of successors) for (const j of next) pending[j]!++;

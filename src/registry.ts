@@ -79,7 +79,7 @@ const ledgerMembers = new WeakMap<readonly string[], { set: Set<string>; length:
 
 /** Ledger reducer: additive, de-duplicated, order kept, never trimmed. Non-strings are ignored. */
 export function mergeProcessed(existing: readonly string[] | null | undefined, update: readonly unknown[] | null | undefined): string[] {
-  const base = Array.isArray(existing) ? (existing as string[]) : [];
+  let base = Array.isArray(existing) ? (existing as string[]) : [];
   if (!Array.isArray(update) || update.length === 0) return base;
 
   const cached = ledgerMembers.get(base);
@@ -90,6 +90,9 @@ export function mergeProcessed(existing: readonly string[] | null | undefined, u
   } else {
     seen = new Set();
     for (const key of base) if (typeof key === "string") seen.add(key);
+    // A stored ledger with junk or repeats in it (not one this reducer wrote)
+    // comes out clean, first occurrences in order, as the registry does.
+    if (seen.size !== base.length) base = [...seen];
   }
   const added: string[] = [];
   for (const key of update) {

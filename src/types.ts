@@ -35,6 +35,7 @@ export interface ScanRef {
  * query or fragment; the whole reference when that segment is empty or is only
  * a URL scheme. Char-code loops: this runs once per captured reference. */
 export function displayName(ref: string): string {
+  if (typeof ref !== "string") throw new TypeError(`displayName: ref must be a string (got ${ref === null ? "null" : typeof ref})`);
   let end = ref.length;
   for (let i = 0; i < ref.length; i++) {
     const c = ref.charCodeAt(i);

@@ -184,6 +184,10 @@ describe("tool-artifacts scan", () => {
     const empty = cli(["scan", EXAMPLE, "--sandbox-prefix", "/data/", ""]);
     expect(empty.status).toBe(2);
     expect(empty.stderr).toMatch(/--sandbox-prefix.*must not be empty/);
+    // An empty thread id would fail every line it is meant for.
+    const noThread = cli(["scan", EXAMPLE, "--thread-id", ""]);
+    expect(noThread.status).toBe(2);
+    expect(noThread.stderr).toMatch(/--thread-id.*must not be empty/);
   });
 
   it("a directory on stdin is one line on stderr and exit 2, not an empty archive", () => {

@@ -108,6 +108,13 @@ describe("mergeProcessed", () => {
     expect(mergeProcessed(undefined, ["a"])).toEqual(["a"]);
   });
 
+  it("drops junk and repeats a stored ledger holds (a checkpoint it did not write), first occurrences in order", () => {
+    const stored = ["a", "a", 5, null, "b", "a"] as unknown as string[];
+    expect(mergeProcessed(stored, ["c", "b"])).toEqual(["a", "b", "c"]);
+    expect(stored).toEqual(["a", "a", 5, null, "b", "a"]); // not modified
+    expect(mergeProcessed(["x", "x"], ["x"])).toEqual(["x"]);
+  });
+
   it("is never trimmed", () => {
     const big = Array.from({ length: 5000 }, (_, i) => `k${i}`);
     expect(mergeProcessed([], big)).toHaveLength(5000);

@@ -78,6 +78,9 @@ export async function closeSharedPool(): Promise<void> {
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
+  if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
+  // Anything else would be waited on forever, or fail deep inside.
+  if (options.pool !== undefined && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
   const scan = scanOptionsOf(options);
   const entries: ArtifactEntry[][] = new Array(items.length);
   const errors: BatchItemError[] = [];

@@ -79,6 +79,7 @@ export class ScanPool {
   #closing?: Promise<void>;
 
   constructor(options: ScanPoolOptions = {}) {
+    if (typeof options !== "object" || options === null) throw new TypeError("ScanPool: options must be an object");
     const threads = options.threads ?? availableParallelism();
     if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
     const idleTimeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;

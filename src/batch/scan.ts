@@ -138,10 +138,12 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
  * engine failed on the chunk (it has then written nothing anywhere).
  */
 function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { createdAt: string }, stats?: LinePathStats): LineAcc | undefined {
+  // Bad options (sandbox prefixes, a switch that is no boolean): the TypeScript path reports them line by line.
+  if (options.detectRefsInText !== undefined && typeof options.detectRefsInText !== "boolean") return undefined;
   try {
     prefixTableBytes(options);
   } catch {
-    return undefined; // bad sandbox prefixes: the TypeScript path reports them line by line
+    return undefined;
   }
   let scanned;
   try {

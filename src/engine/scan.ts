@@ -62,6 +62,8 @@ function encodePrefixes(options: ScanOptions | undefined): EncodedPrefixes {
   if (sameList(prefixes, lastEncoded.source)) return lastEncoded;
   for (const p of prefixes as unknown[]) {
     if (typeof p !== "string") throw new TypeError("scanText: sandboxPrefixes must be an array of strings");
+    // It would make every word of every text a sandbox path.
+    if (p === "") throw new TypeError("scanText: a sandbox prefix must not be empty");
     // The engine sees U+FFFD for it, which would also match real U+FFFD in text.
     if (LONE_SURROGATE.test(p)) throw new TypeError(`scanText: sandbox prefix ${JSON.stringify(p)} has a lone surrogate`);
   }

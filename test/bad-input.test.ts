@@ -1,0 +1,75 @@
+/**
+ * Bad input to the public entry points, as plain JavaScript (or a cast) can
+ * pass it: a TypeError saying what is wrong, at the call that was wrong, never
+ * an internal error, a hang, or a quietly wrong result.
+ */
+import { HumanMessage } from "@langchain/core/messages";
+import { describe, expect, it } from "vitest";
+import {
+  buildChildInitialState,
+  displayName,
+  extractArtifacts,
+  orderMiddleware,
+  resolveHandles,
+  scanBatch,
+  ScanPool,
+  scanText,
+  withConstraints,
+} from "../src/index.js";
+
+const message = { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" };
+const mw = (name: string, constraints?: unknown) => ({ name, constraints }) as { name: string };
+
+describe("clear errors for bad input", () => {
+  it("scanText and extractArtifacts refuse an empty sandbox prefix, which would make every word a file", () => {
+    expect(() => scanText("see /mnt/user-data/a.csv", { sandboxPrefixes: [""] })).toThrow(new TypeError("scanText: a sandbox prefix must not be empty"));
+    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: ["/data/", ""] })).toThrow(/must not be empty/);
+  });
+
+  it("extractArtifacts checks its hooks, its clock's answer and its switches", () => {
+    const call = (options: object) => () => extractArtifacts(message, { threadId: "t", ...options } as never);
+    expect(call({ now: 5 })).toThrow(new TypeError("extractArtifacts: options.now must be a function (got number)"));
+    expect(call({ now: () => 5 })).toThrow(new TypeError("extractArtifacts: options.now must return a string (ISO-8601), got number"));
+    expect(call({ onRejectedPayload: "log" })).toThrow(/options\.onRejectedPayload must be a function/);
+    expect(call({ onEngineFailure: {} })).toThrow(/options\.onEngineFailure must be a function/);
+    expect(call({ detectRefsInText: "no" })).toThrow(/options\.detectRefsInText must be a boolean \(got string\)/);
+    // A string index is shown as the string it is.
+    expect(call({ callIndex: "1" })).toThrow('options.callIndex must be a non-negative integer (got "1")');
+    expect(call({ now: () => "2025-01-01T00:00:00.000Z", detectRefsInText: false })()).toHaveLength(0);
+  });
+
+  it("displayName and resolveHandles name what they need", () => {
+    expect(() => displayName(null as never)).toThrow(new TypeError("displayName: ref must be a string (got null)"));
+    expect(() => displayName(5 as never)).toThrow(/got number/);
+    for (const lookup of [null, {}, "art_00000000"]) expect(() => resolveHandles({ a: "x" }, lookup as never)).toThrow(/lookup must be a function or a Map/);
+  });
+
+  it("buildChildInitialState takes a string, a message or messages, not null, a number or a whole state", () => {
+    for (const bad of [null, 5, [null], { messages: [new HumanMessage("x")] }]) expect(() => buildChildInitialState(bad as never)).toThrow(TypeError);
+    expect(buildChildInitialState([new HumanMessage("x"), { role: "user", content: "y" } as never]).messages).toHaveLength(2);
+  });
+
+  it("orderMiddleware and withConstraints refuse malformed lists and constraints instead of dropping the rule", () => {
+    // A lone string used to be read letter by letter, so "bb" stayed first.
+    expect(() => withConstraints(mw("a"), { before: "bb" } as never)).toThrow(new TypeError("withConstraints: constraints.before must be an array of middleware names"));
+    expect(() => orderMiddleware([mw("bb"), mw("a", { before: "bb" })])).toThrow(new TypeError("orderMiddleware: a's constraints.before must be an array of middleware names"));
+    expect(() => orderMiddleware([mw("a", { after: [5] })])).toThrow(/a's constraints\.after/);
+    expect(() => withConstraints(mw("a"), null as never)).toThrow(/constraints must be an object/);
+    expect(() => withConstraints(null as never, {})).toThrow(/expected a middleware object/);
+    expect(() => orderMiddleware(null as never)).toThrow(/expected an array of middlewares/);
+    expect(() => orderMiddleware([mw("a"), null] as never)).toThrow(/item 1 is not a middleware/);
+    expect(() => orderMiddleware([mw("a")], { constraints: 5 } as never)).toThrow(/options\.constraints must be an array/);
+    expect(() => orderMiddleware([mw("a")], { constraints: [{ before: ["a"] }] } as never)).toThrow(/options\.constraints\[0\] must be an object with a string name/);
+    expect(() => orderMiddleware([mw("a")], { constraints: [{ name: "a", before: "b" }] } as never)).toThrow(/options\.constraints\[0\]\.before/);
+    // Well-formed ones still work, and undefined lists are fine.
+    expect(orderMiddleware([mw("bb"), withConstraints(mw("a"), { before: ["bb"] })]).map((m) => m.name)).toEqual(["a", "bb"]);
+    expect(withConstraints(mw("a"), {}).constraints).toEqual({ before: [], after: [] });
+  });
+
+  it("scanBatch and ScanPool refuse options that are no object, and a pool that is no ScanPool, instead of hanging", async () => {
+    const items = Array.from({ length: 40 }, (_, i) => ({ threadId: "t", message: { ...message, tool_call_id: `c${i}` } }));
+    await expect(scanBatch(items, null as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
+    await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool"));
+    expect(() => new ScanPool(null as never)).toThrow(new TypeError("ScanPool: options must be an object"));
+  });
+});
