@@ -44,6 +44,16 @@ describe("package.json", () => {
     }
   });
 
+  it("is an ES module that CommonJS code can require too (Node's require of ES modules), types found by either resolution", () => {
+    const exports = pkg.exports as unknown as Record<string, Record<string, string>>;
+    for (const entry of Object.values(exports)) {
+      expect(entry.default).toBe(entry.import);
+      expect(entry.types).toBe(entry.import!.replace(/\.js$/, ".d.ts"));
+    }
+    expect(pkg.main).toBe(exports["."]!.import);
+    expect(pkg.types).toBe(exports["."]!.types);
+  });
+
   it("needs the AssemblyScript compiler only to build: the engine ships built", () => {
     expect(deps).not.toContain("assemblyscript");
     expect(pkg.devDependencies?.assemblyscript).toBeDefined();
