@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it } from "vitest";
 import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
@@ -118,6 +118,31 @@ describe("scanBatch", () => {
     expect(result.entries).toEqual(expected(items));
     // Key order too (toEqual ignores it): entries with a mime type serialize alike.
     expect(JSON.stringify(result.entries)).toBe(JSON.stringify(expected(items)));
+  });
+
+  it.each([
+    ["on the calling thread", Infinity],
+    ["on the pool", 0],
+  ])("%s: skips messages that are no tool result, as capture and the CLI do, and says which", async (_, poolThreshold) => {
+    const tools = corpus(60);
+    const others = [
+      new AIMessage({ content: "I will read /mnt/user-data/ai.csv", id: "ai-1" }),
+      new HumanMessage("see /mnt/user-data/human.csv"),
+      JSON.parse(JSON.stringify(new AIMessage("serialized /mnt/user-data/s.csv"))),
+      { type: "system", content: "/mnt/user-data/sys.csv" },
+    ];
+    const items: BatchItem[] = [...tools];
+    others.forEach((message, k) => items.splice(7 + 13 * k, 0, { threadId: "t", message }));
+    const otherAt = [7, 20, 33, 46];
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold });
+    expect(result.skipped).toEqual(otherAt);
+    expect(result.errors).toEqual([]);
+    for (const i of otherAt) expect(result.entries[i]).toEqual([]);
+    expect(result.entries.filter((_, i) => !otherAt.includes(i))).toEqual(expected(tools));
+    // A message that says nothing of its kind is still taken as a tool result, as extractArtifacts takes it.
+    const bare = await scanBatch([{ threadId: "t", message: { content: "/mnt/user-data/bare.csv" } }]);
+    expect(bare.skipped).toEqual([]);
+    expect(bare.entries[0]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/bare.csv"]);
   });
 
   it("passes extraction options through to the workers", async () => {

@@ -10,11 +10,11 @@
 import { availableParallelism } from "node:os";
 import type { ArtifactEntry } from "../types.js";
 import { itemError, workerLostError, type BatchItemError } from "./errors.js";
-import { normalizeItem, writeItem, type BatchItem } from "./items.js";
+import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
 import { MIN_CORES_FOR_SHARED_POOL } from "./threads.js";
-import { scanItem, scanOptionsOf, type ScanOptions } from "./scan.js";
+import { scanNormalized, scanOptionsOf, type ScanOptions } from "./scan.js";
 
 export type { BatchItem } from "./items.js";
 export type { BatchItemError } from "./errors.js";
@@ -64,6 +64,12 @@ export interface BatchResult {
   entries: ArtifactEntry[][];
   /** The failed items, by ascending index. */
   errors: BatchItemError[];
+  /**
+   * Indexes (ascending) of the items whose message is another kind of
+   * message (AI, human, system, …), not a tool result: they give no
+   * entries, as capture and the CLI skip them.
+   */
+  skipped: number[];
 }
 
 let sharedPool: ScanPool | undefined;
@@ -84,9 +90,18 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const scan = scanOptionsOf(options);
   const entries: ArtifactEntry[][] = new Array(items.length);
   const errors: BatchItemError[] = [];
+  const skipped: number[] = [];
+  /** Whether item `i` (`item` reduced) is no tool result, and so is done: it gives no entries. */
+  const skip = (i: number, item: NormalizedItem): boolean => {
+    if (!isOtherMessage(item.message)) return false;
+    entries[i] = [];
+    skipped.push(i);
+    return true;
+  };
   const scanHere = (i: number) => {
     try {
-      entries[i] = scanItem(items[i], scan);
+      const item = normalizeItem(items[i]);
+      if (!skip(i, item)) entries[i] = scanNormalized(item, scan);
     } catch (err) {
       entries[i] = [];
       errors.push(itemError(i, items[i], err));
@@ -97,7 +112,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const pool = !large ? undefined : (options.pool ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
   if (pool === undefined) {
     for (let i = 0; i < items.length; i++) scanHere(i);
-    return { entries, errors };
+    return { entries, errors, skipped };
   }
 
   const sliceItems = sliceSize(items.length, pool.threads);
@@ -109,7 +124,9 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     for (let i = first; i < end; i++) {
       const written = records.length;
       try {
-        writeItem(normalizeItem(items[i]), records);
+        const item = normalizeItem(items[i]);
+        if (skip(i, item)) continue;
+        writeItem(item, records);
       } catch {
         // Bad shape, or not JSON (a cycle, a BigInt): scanning it here gives the
         // same entries or error the calling thread path would.
@@ -178,5 +195,6 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     pump();
   });
   errors.sort((a, b) => a.index - b.index);
-  return { entries, errors };
+  skipped.sort((a, b) => a - b);
+  return { entries, errors, skipped };
 }

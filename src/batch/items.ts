@@ -35,26 +35,37 @@ function serializedClass(value: Json): string | undefined {
   return typeof name === "string" ? name : undefined;
 }
 
+const TOOL_CLASSES: ReadonlySet<string> = new Set(["ToolMessage", "ToolMessageChunk"]);
+
 /** The tool-message fields of `message`, in any of the accepted shapes. */
 function plainToolMessage(message: Json): PlainToolMessage {
-  const source = serializedClass(message) === undefined ? message : (message.kwargs as Json);
+  const cls = serializedClass(message);
+  const source = cls === undefined ? message : (message.kwargs as Json);
   const plain: PlainToolMessage = {};
   // Getters of a ToolMessage instance are read too, which Object spread would miss.
   for (const key of ["type", "id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
     const value = source[key];
     if (value !== undefined) (plain as Json)[key] = value;
   }
-  if (plain.type === undefined && source !== message) plain.type = "tool";
+  // A serialized message's kwargs carry no type: its class says it.
+  if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
   return plain;
 }
 
 /** Whether a message (any accepted shape) is a tool result rather than another kind of message. */
 function isToolMessage(message: Json): boolean {
   const cls = serializedClass(message);
-  if (cls !== undefined) return cls === "ToolMessage" || cls === "ToolMessageChunk";
+  if (cls !== undefined) return TOOL_CLASSES.has(cls);
   if (typeof message.type === "string") return message.type === "tool";
   return typeof message.tool_call_id === "string";
 }
+
+/**
+ * Whether a reduced message says it is another kind of message (AI, human,
+ * system, …), not a tool result. One that says nothing (no type) is taken as
+ * a tool result, as extractArtifacts takes it.
+ */
+export const isOtherMessage = (message: PlainToolMessage): boolean => typeof message.type === "string" && message.type !== "tool";
 
 export interface NormalizedItem {
   threadId: string;

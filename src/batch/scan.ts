@@ -33,7 +33,7 @@ const failItem = (error: Error): never => {
 };
 
 /** Entries of an item `normalizeItem` already checked and reduced. */
-function scanNormalized({ threadId, callIndex, message }: NormalizedItem, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
+export function scanNormalized({ threadId, callIndex, message }: NormalizedItem, options: ScanOptions, onRejectedPayload?: RejectedPayload): ArtifactEntry[] {
   const { createdAt } = options;
   const extract: ExtractOptions = {
     threadId,
