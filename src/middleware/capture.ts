@@ -351,6 +351,17 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
   const config = parseToolArtifactsConfig(input);
   const extract = options.extract ?? extractArtifacts;
   const views = new Map<string, ThreadView>();
+  let warned = false;
+  /** Once per middleware: without a thread id nothing is captured, and the model never sees a handle. */
+  const warnNoThreadId = (runtime: CaptureRuntime) => {
+    if (warned) return;
+    warned = true;
+    const given = runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
+    process.emitWarning(
+      `tool-artifacts: capture needs a non-empty string thread id (configurable.thread_id or context.thread_id), got ${given === undefined ? "none" : typeof given}; nothing is captured in such runs`,
+      { code: "TOOL_ARTIFACTS_NO_THREAD_ID" },
+    );
+  };
   const middleware = createMiddleware({
     name: "tool-artifacts-capture",
     stateSchema: toolArtifactsStateSchema,
@@ -360,7 +371,10 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
     beforeModel: (state, runtime) => {
       if (!config.enabled) return undefined;
       const threadId = threadIdOf(runtime as CaptureRuntime);
-      if (threadId === null) return undefined;
+      if (threadId === null) {
+        warnNoThreadId(runtime as CaptureRuntime);
+        return undefined;
+      }
       return captureRound(state as CaptureState, threadId, config, extract, views);
     },
   });

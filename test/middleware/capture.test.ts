@@ -1,7 +1,7 @@
 // Capture in real agents: createAgent, a scripted chat model, real tools and a
 // SQLite checkpointer on a temp file. Graph recreation in a new process and
 // compaction have their own files (capture.restart / capture.compaction).
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware, RETRY_PREFIX } from "../../src/middleware/capture.js";
@@ -161,10 +161,23 @@ describe("capture in an agent", () => {
 
   it("records nothing without a thread id, and takes one from the context", async () => {
     const script: ScriptedStep[] = [{ tool_calls: [{ name: "write_file", args: { name: "a.txt" } }] }, { content: "done" }];
-    const none = await invoke(agent(script).agent, "write");
-    expect(toolResults(none.messages)).toHaveLength(1);
-    expect(none.tool_artifacts).toEqual([]);
-    expect(none.tool_artifact_processed).toEqual([]);
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    try {
+      const unthreaded = agent(script).agent;
+      const none = await invoke(unthreaded, "write");
+      expect(toolResults(none.messages)).toHaveLength(1);
+      expect(none.tool_artifacts).toEqual([]);
+      expect(none.tool_artifact_processed).toEqual([]);
+      // Said once per middleware (the run above called the hook twice), naming what it got.
+      await invoke(unthreaded, "write", undefined, { thread_id: 7 });
+      expect(warn.mock.calls).toEqual([
+        [expect.stringMatching(/^tool-artifacts: capture needs a non-empty string thread id .*, got none;/), { code: "TOOL_ARTIFACTS_NO_THREAD_ID" }],
+      ]);
+      await invoke(agent(script).agent, "write", undefined, { thread_id: 7 });
+      expect(warn.mock.calls[1]![0]).toMatch(/got number;/);
+    } finally {
+      warn.mockRestore();
+    }
 
     const viaContext = await invoke(agent(script).agent, "write", undefined, { thread_id: "from-context" });
     const [written] = toolResults(viaContext.messages);
