@@ -461,6 +461,11 @@ let callLen: usize = 0;
 let hasId = false; // the message's id is a string: the occurrence id
 let idAt: usize = 0;
 let idLen: usize = 0;
+// The line's number in the archive, and whether it is its call index: a
+// result with no id and no tool_call_id is told apart by where it sits
+// (src/batch/scan.ts's lineIndexed).
+let lineNumber: u64 = 0;
+let anonymous = false;
 let lineRejected: u32 = 0;
 
 // Fixed scratch: the walk's output, a data entry's JSON text (a line has at
@@ -1024,6 +1029,30 @@ function isScheme(p: usize, n: usize): bool {
   return copyOver(d, wordAt(w), wordLen(w));
 }
 
+/** Where W_TYPE's call index (0) is. */
+const TYPE_INDEX_AT: usize = 15;
+
+@inline function decimalLength(v: u64): usize {
+  let digits: usize = 1;
+  for (let x = v; x >= 10; x /= 10) digits++;
+  return digits;
+}
+
+/** The line's call index in decimal at `d` (0, or its line number); returns the end. */
+function putIndex(d: usize): usize {
+  if (!anonymous) {
+    store<u8>(d, <u8>ZERO);
+    return d + 1;
+  }
+  const digits = decimalLength(lineNumber);
+  let x = lineNumber;
+  for (let k = digits; k > 0; k--) {
+    store<u8>(d + k - 1, <u8>(ZERO + <u32>(x % 10)));
+    x /= 10;
+  }
+  return d + digits;
+}
+
 /**
  * Hash the line's handles and write its entries, as src/batch/format.ts's
  * jsonLines writes them. L_FULL (and `needed`) when the output room is
@@ -1033,8 +1062,10 @@ function isScheme(p: usize, n: usize): bool {
 function emit(): u32 {
   const n = entryCount;
   if (n == 0) return L_DONE;
-  // Handle texts (hash.ts's handleText): thread:call:0:<ordinal>[:<message id>]
-  const preLen = threadLen + callLen + 4;
+  // Handle texts (hash.ts's handleText): thread:call:<call index>:<ordinal>[:<message id>],
+  // the call index 0, or the line number of an anonymous result.
+  const indexLen = anonymous ? decimalLength(lineNumber) : 1;
+  const preLen = threadLen + callLen + 3 + indexLen;
   const sufLen = hasId ? idLen + 1 : 0;
   // The host's generateResultHandles reserves 3 bytes per UTF-16 unit of each
   // text and fails past 4 GiB; a line near that (megabytes of ids times
@@ -1053,7 +1084,9 @@ function emit(): u32 {
   store<u8>(d++, <u8>COLON);
   memory.copy(d, callAt, callLen);
   d += callLen;
-  store<u32>(d, 0x3a303a); // ":0:"
+  store<u8>(d++, <u8>COLON);
+  d = putIndex(d);
+  store<u8>(d, <u8>COLON);
   if (hasId) {
     store<u8>(suf, <u8>COLON);
     memory.copy(suf + 1, idAt, idLen);
@@ -1064,14 +1097,17 @@ function emit(): u32 {
   // The bytes every entry of the line shares, laid out once: before the
   // handle's hex, between it and the type, and from created_at to the end.
   const headLen = wordLen(W_HEAD) + threadLen + wordLen(W_HANDLE);
-  const midLen = wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen + wordLen(W_TYPE);
+  const midLen = wordLen(W_TOOL_NAME) + nameLen + wordLen(W_TOOL_CALL) + callLen + wordLen(W_TYPE) - 1 + indexLen;
   const tailLen = wordLen(W_CREATED) + createdAtLen + wordLen(W_END);
   const head = take(headLen);
   const mid = take(midLen);
   const tail = take(tailLen);
   if (head == 0 || mid == 0 || tail == 0) return L_HOST;
   putWord(copyOver(putWord(head, W_HEAD), threadAt, threadLen), W_HANDLE);
-  putWord(copyOver(putWord(copyOver(putWord(mid, W_TOOL_NAME), nameAt, nameLen), W_TOOL_CALL), callAt, callLen), W_TYPE);
+  // W_TYPE is ","call_index":0,"artifact_type":" with the call index in place of its 0.
+  const typeAt = wordAt(W_TYPE);
+  const afterCall = copyOver(putWord(copyOver(putWord(mid, W_TOOL_NAME), nameAt, nameLen), W_TOOL_CALL), callAt, callLen);
+  copyOver(putIndex(copyOver(afterCall, typeAt, TYPE_INDEX_AT)), typeAt + TYPE_INDEX_AT + 1, wordLen(W_TYPE) - TYPE_INDEX_AT - 1);
   putWord(copyOver(putWord(tail, W_CREATED), createdAt, createdAtLen), W_END);
 
   // Written straight into the room; an entry starts only when its largest
@@ -1220,8 +1256,8 @@ function line(start: usize, end: usize, work: usize): u32 {
     idAt = slotStart(K_ID) + 1;
     idLen = slotEnd(K_ID) - idAt - 1;
   }
-  // No id and no tool_call_id: the host gives it its line number as call index (scan.ts's lineIndexed).
-  if (!hasId && callLen == 0) return L_HOST;
+  // No id (or an empty one) and no tool_call_id: its line number is its call index (scan.ts's lineIndexed).
+  anonymous = (!hasId || idLen == 0) && callLen == 0;
   const contentKind = slotKind(K_CONTENT);
   const contentStart = slotStart(K_CONTENT);
   const contentEnd = slotEnd(K_CONTENT);
@@ -1256,7 +1292,7 @@ function line(start: usize, end: usize, work: usize): u32 {
  * token. Counters and the stop reason go to `stats` (layout above). Returns
  * the bytes consumed: the start of the line it stopped at.
  */
-export function lines_scan(input: usize, len: usize, out: usize, cap: usize, work: usize, prefixes: usize, count: u32, flags: u32, created: usize, createdLen: usize, stats: usize): usize {
+export function lines_scan(input: usize, len: usize, out: usize, cap: usize, work: usize, prefixes: usize, count: u32, flags: u32, created: usize, createdLen: usize, stats: usize, firstLine: f64): usize {
   outBase = out;
   outCap = cap;
   outLen = 0;
@@ -1275,6 +1311,7 @@ export function lines_scan(input: usize, len: usize, out: usize, cap: usize, wor
   let p = input;
   while (p < end) {
     const nl = findByte(p, end, LF);
+    lineNumber = <u64>firstLine + <u64>lines;
     const r = line(p, nl, work);
     if (r == L_HOST) {
       stop = STOP_LINE;

@@ -24,6 +24,8 @@ const OPTION_SETS: [string, LineScanOptions][] = [
   ["no prefixes", { format: "jsonl", sandboxPrefixes: [] }],
   ["default thread", { format: "jsonl", defaultThreadId: "fallback-线程" }],
   ["table", { format: "table" }],
+  // Past 2^32: the call index of a result with no id and no tool_call_id is its line number.
+  ["far into an archive", { format: "jsonl", firstLine: 9_007_199_254 }],
 ].map(([name, o]) => [name as string, { ...(o as LineScanOptions), createdAt: CREATED_AT }]);
 
 // ---- Running both and telling where they differ ------------------------------------------
@@ -483,6 +485,26 @@ describe("scanLinesPacked agrees with scanLinesPackedJs on each odd shape", () =
         const got = { ...reference, failures: reference.failures.length };
         expect(Object.fromEntries(Object.keys(want).map((k) => [k, got[k as keyof typeof want]]))).toEqual(want);
       }
+    }
+  });
+});
+
+describe("a result with no id and no tool_call_id", () => {
+  it("is numbered by its line in the archive, in the engine itself, on both paths alike", () => {
+    const anonymous = (ref: string, extra = "") => `{"thread_id":"t","message":{"type":"tool",${extra}"content":"/mnt/user-data/${ref}"}}`;
+    const lines = ["", anonymous("a.csv"), anonymous("b.csv", '"tool_call_id":"",'), anonymous("c.csv", '"id":"",'), anonymous("d.csv", '"tool_call_id":"c",'), anonymous("e.csv", '"id":"m",')];
+    const bytes = Buffer.from(lines.join("\n"));
+    for (const firstLine of [undefined, 40, 2 ** 40]) {
+      const options: LineScanOptions = { format: "jsonl", createdAt: CREATED_AT, firstLine };
+      const stats = { engineLines: 0, jsLines: 0 };
+      const engine = unpackLineResult(scanLinesPacked(bytes, options, { stats }));
+      expectSame(bytes, options, `firstLine ${firstLine}`);
+      expect(stats).toEqual({ engineLines: 6, jsLines: 0 });
+      const base = (firstLine ?? 1) - 1;
+      const rows = Buffer.from(engine.output).toString().trimEnd().split("\n").map((l) => JSON.parse(l) as { call_index: number; handle: string });
+      // Lines 2, 3 and 4 (an empty id or call id tells nothing apart); a call id or an id keeps index 0.
+      expect(rows.map((r) => r.call_index)).toEqual([base + 2, base + 3, base + 4, 0, 0]);
+      expect(new Set(rows.map((r) => r.handle)).size).toBe(5);
     }
   });
 });

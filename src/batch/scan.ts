@@ -86,7 +86,8 @@ function newAcc(): LineAcc {
  */
 function lineIndexed(item: NormalizedItem, lineNumber: number): NormalizedItem {
   const { id, tool_call_id } = item.message;
-  const anonymous = item.callIndex === undefined && typeof id !== "string" && (typeof tool_call_id !== "string" || tool_call_id === "");
+  // An empty id tells nothing apart either (capture does not take it for one).
+  const anonymous = item.callIndex === undefined && (typeof id !== "string" || id === "") && (typeof tool_call_id !== "string" || tool_call_id === "");
   return anonymous ? { ...item, callIndex: lineNumber } : item;
 }
 

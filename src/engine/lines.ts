@@ -14,7 +14,7 @@ import { prefixTableBytes, writePrefixTable, type ScanOptions } from "./scan.js"
 import { memoryView, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface LineExports extends EngineExports {
-  lines_scan(input: number, len: number, out: number, cap: number, work: number, prefixes: number, count: number, flags: number, created: number, createdLen: number, stats: number): number;
+  lines_scan(input: number, len: number, out: number, cap: number, work: number, prefixes: number, count: number, flags: number, created: number, createdLen: number, stats: number, firstLine: number): number;
 }
 
 export interface EngineLineOptions extends ScanOptions {
@@ -22,6 +22,8 @@ export interface EngineLineOptions extends ScanOptions {
   detectRefsInText?: boolean;
   /** created_at of every entry (ISO-8601). */
   createdAt: string;
+  /** The number of the chunk's first line in the archive (default 1): the call index of a result with no id and no tool_call_id. */
+  firstLine?: number;
 }
 
 /** One chunk as the engine left it: its output in order, with the lines it left to the caller in between. */
@@ -105,10 +107,11 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
   let used = 0;
   let at = 0;
   let lineNo = 0;
+  const firstLine = options.firstLine ?? 1;
   while (at < len) {
     const work = align16(out + cap);
     const consumed = runEngine(OP, len, (e) =>
-      (e as LineExports).lines_scan(base + at, len - at, out + used, cap - used, work, table, count, flags, createdAt, created.length, stats),
+      (e as LineExports).lines_scan(base + at, len - at, out + used, cap - used, work, table, count, flags, createdAt, created.length, stats, firstLine + lineNo),
     );
     const view = memoryView(); // the kernel may have grown memory
     const [lines, entries, rejected, skipped, outBytes, stop, needed] = new Uint32Array(view.buffer, stats, 7);
