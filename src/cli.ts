@@ -60,7 +60,11 @@ function prefixes(value: string, previous: string[] | undefined): string[] {
  * terminal: control characters shown as escapes, so none can move the
  * cursor, retitle the window or hide the line number before it.
  */
-const printable = (text: string) => text.replace(CONTROL_CHARS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+const printable = (text: string) =>
+  text.replace(CONTROL_CHARS, (c) => {
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  });
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rate = (bytes: number, ms: number) => (ms > 0 ? (bytes / 1e6 / (ms / 1000)).toFixed(1) : "-");

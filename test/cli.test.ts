@@ -75,17 +75,20 @@ describe("tool-artifacts scan", () => {
   it("--format table counts columns as a terminal draws them: wide characters two, combining marks none", () => {
     const line = (content: string) => JSON.stringify({ thread_id: "线程", message: { tool_call_id: "c", name: "工具".repeat(5), content } });
     const file = join(dir, "wide.jsonl");
-    writeFileSync(file, [line("/mnt/user-data/報告書.pdf"), line(`/mnt/user-data/${"数据".repeat(10)}.csv`), line("/mnt/user-data/😀e\u0301.txt")].join("\n") + "\n");
+    // Emoji: with a variation selector, a flag, a ZWJ family (one grapheme, two columns each); a bidi override shown as a blank.
+    const emoji = "❤\ufe0f🇵🇹👨\u200d👩\u200d👧";
+    writeFileSync(file, [line("/mnt/user-data/報告書.pdf"), line(`/mnt/user-data/${"数据".repeat(10)}.csv`), line("/mnt/user-data/😀e\u0301.txt"), line(`/mnt/user-data/${emoji}\u202e.txt`)].join("\n") + "\n");
     const r = cli(["scan", file, "--format", "table"]);
     expect(r.status).toBe(0);
     // THREAD 16, HANDLE 12, TYPE 5, TOOL 16, NAME 28 columns, one space apart.
     const cells = r.stdout.trimEnd().split("\n").slice(1).map((row) => row.split(/(?<=art_[0-9a-f]{8}) file  /));
-    expect(cells.map(([thread]) => thread!.replace(/art_.*/, ""))).toEqual(Array(3).fill("线程" + " ".repeat(12) + " "));
+    expect(cells.map(([thread]) => thread!.replace(/art_.*/, ""))).toEqual(Array(4).fill("线程" + " ".repeat(12) + " "));
     const tool = "工具工具工具工…" + " "; // 7 wide characters and the "…" fill 15 of 16 columns
     expect(cells.map(([, rest]) => rest)).toEqual([
       `${tool} 報告書.pdf${" ".repeat(28 - 10)} /mnt/user-data/報告書.pdf`,
       `${tool} ${"数据".repeat(6)}数…  /mnt/user-data/${"数据".repeat(10)}.csv`,
       `${tool} 😀e\u0301.txt${" ".repeat(28 - 7)} /mnt/user-data/😀e\u0301.txt`,
+      `${tool} ${emoji} .txt${" ".repeat(28 - 11)} /mnt/user-data/${emoji} .txt`,
     ]);
   });
 
@@ -214,12 +217,13 @@ describe("tool-artifacts scan", () => {
 
   it("control characters of a bad line reach the terminal as escapes", () => {
     const path = join(dir, "ansi.jsonl");
-    writeFileSync(path, "\x1b]0;PWNED\x07\x1b[2J\rred\n");
+    // Terminal escapes, and a right-to-left override that would reorder the rest of the line.
+    writeFileSync(path, "r\u202eX\x1b]0;PWNED\x07\x1b[2J\rred\n");
     const r = cli(["scan", path]);
     expect(r.status).toBe(1);
-    expect(r.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+    expect(r.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]/);
     expect(r.stderr.startsWith(`${path}:1: invalid JSON: `)).toBe(true);
-    expect(r.stderr).toContain(String.raw`\x1b]0;PWNED\x07`);
+    expect(r.stderr).toContain(String.raw`"r\u202eX\x1b]0;PWN"`);
   });
 
   it("a UTF-8 byte order mark before the first line is skipped, from a file and from stdin", () => {

@@ -14,44 +14,54 @@ const COLUMNS = [
 ] as const;
 const REF_WIDTH = 96;
 
-/** C0 and C1 control characters and DEL: none of untrusted text's may reach a terminal as is. */
-export const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f]/g;
+/**
+ * C0 and C1 control characters, DEL, and the bidirectional embeddings,
+ * overrides and isolates: none of untrusted text's may reach a terminal as
+ * is (the last ones reorder what follows them on the line).
+ */
+export const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
 
 /** Code points a terminal draws in no column: combining marks, zero-width spaces and joiners, the BOM. */
-const ZERO_WIDTH = /[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufeff]/u;
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufeff]+$/u;
 /**
- * Code points a terminal draws in two columns: East Asian wide and fullwidth
- * (Hangul jamo and syllables, CJK, kana, fullwidth forms) and emoji shown as
- * emoji. JavaScript has no East_Asian_Width property: these are its W and F
- * blocks.
+ * Graphemes a terminal draws in two columns: emoji (with a variation
+ * selector, a flag's two regional indicators, a ZWJ sequence: one emoji) and
+ * those starting with an East Asian wide or fullwidth character (Hangul, CJK,
+ * kana, fullwidth forms). JavaScript has no East_Asian_Width property: these
+ * are its W and F blocks.
  */
 const WIDE =
-  /[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]/u;
+  /^(?:[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]|\p{Extended_Pictographic}.*\ufe0f)/u;
 
-/** The columns one code point takes in a terminal. */
-const columns = (ch: string): number => (ch < "\u0300" ? 1 : ZERO_WIDTH.test(ch) ? 0 : WIDE.test(ch) ? 2 : 1);
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** The columns one grapheme takes in a terminal. */
+const columns = (g: string): number => (g < "\u0300" ? 1 : WIDE.test(g) ? 2 : ZERO_WIDTH.test(g) ? 0 : 1);
 
 /**
  * `value` in `width` terminal columns: cut with "…" when longer, padded when
- * shorter (the last column is not padded). Widths are counted as a terminal
- * draws them, so a row of CJK names or emoji stays aligned.
+ * shorter (the last column is not padded). Widths are counted per grapheme,
+ * as a terminal draws them, so a row of CJK names or emoji stays aligned.
  */
 function cell(value: string, width: number): string {
   // Entries come from untrusted tool output: no control character may move the cursor.
   const flat = value.replace(CONTROL_CHARS, " ");
+  const last = width === REF_WIDTH;
   let used = 0;
   let fits = 0; // code units that fit before a "…"
-  for (const ch of flat) {
-    used += columns(ch);
-    if (used <= width - 1) fits += ch.length;
+  let kept = 0; // and their columns
+  for (const { segment } of graphemes.segment(flat)) {
+    used += columns(segment);
+    if (used > width) {
+      // A wide character that would straddle the cut leaves one column blank (none in the last column).
+      return flat.slice(0, fits) + "…" + (last ? "" : " ".repeat(width - 1 - kept));
+    }
+    if (used <= width - 1) {
+      fits += segment.length;
+      kept = used;
+    }
   }
-  if (used > width) {
-    // A wide character that would straddle the cut leaves one column blank.
-    let kept = 0;
-    for (const ch of flat.slice(0, fits)) kept += columns(ch);
-    return flat.slice(0, fits) + "…" + " ".repeat(width - 1 - kept);
-  }
-  return width === REF_WIDTH ? flat : flat + " ".repeat(width - used);
+  return last ? flat : flat + " ".repeat(width - used);
 }
 
 export const TABLE_HEADER = COLUMNS.map(([name, width]) => (width === 0 ? name : name.padEnd(width))).join(" ") + "\n";
