@@ -33,8 +33,13 @@ export function buildChildInitialState(taskMessages: string | BaseMessage | read
   return { messages: messages as BaseMessage[] };
 }
 
-/** A LangChain.js message, or the plain form `createAgent` takes: an object with content (not a whole state). */
-const isMessageLike = (m: unknown): boolean => typeof m === "object" && m !== null && !Array.isArray(m) && "content" in m && !("messages" in m);
+/**
+ * What `createAgent` takes as a message: a LangChain.js message, a plain
+ * object with content (not a whole state), a [role, content] pair, a string.
+ */
+const isMessageLike = (m: unknown): boolean =>
+  typeof m === "string" ||
+  (Array.isArray(m) ? m.length === 2 && typeof m[0] === "string" : typeof m === "object" && m !== null && "content" in m && !("messages" in m));
 
 /**
  * The child's thread id: derived from the lead's thread and the `task` call,

@@ -380,8 +380,9 @@ function checkOptions(options: ExtractOptions): number {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   const prefixes = read(options, "sandboxPrefixes");
-  if (prefixes !== undefined && !(Array.isArray(prefixes) && prefixes.every((p) => typeof p === "string"))) {
-    throw new TypeError("extractArtifacts: options.sandboxPrefixes must be an array of strings");
+  // An empty prefix would make every word a sandbox path; refused whether or not this result has text to scan.
+  if (prefixes !== undefined && !(Array.isArray(prefixes) && prefixes.every((p) => typeof p === "string" && p !== ""))) {
+    throw new TypeError("extractArtifacts: options.sandboxPrefixes must be an array of non-empty strings");
   }
   const detect = read(options, "detectRefsInText");
   if (detect !== undefined && typeof detect !== "boolean") throw new TypeError(`extractArtifacts: options.detectRefsInText must be a boolean (got ${typeof detect})`);

@@ -62,8 +62,8 @@ export function withConstraints<M extends { name: string }>(middleware: Constrai
   return {
     ...middleware,
     constraints: {
-      before: [...new Set([...(own.before ?? []), ...(constraints.before ?? [])])],
-      after: [...new Set([...(own.after ?? []), ...(constraints.after ?? [])])],
+      before: [...new Set([...(own.before ?? []), ...(constraints?.before ?? [])])],
+      after: [...new Set([...(own.after ?? []), ...(constraints?.after ?? [])])],
     },
   };
 }
@@ -80,7 +80,7 @@ export class MiddlewareOrderingError extends Error {
 
 /** The names of a `before` or `after` list; `where` names the constraint for the error a malformed one gets. */
 function namesOf(value: unknown, where: string): string[] {
-  if (value === undefined) return [];
+  if (value === undefined || value === null) return [];
   // A lone string would otherwise be read character by character, and the constraint lost.
   if (!Array.isArray(value) || !value.every((n) => typeof n === "string")) throw new TypeError(`${where} must be an array of middleware names`);
   return value.map(canonical);
@@ -88,7 +88,7 @@ function namesOf(value: unknown, where: string): string[] {
 
 /** `constraints` checked (an object, if given), with its lists of canonical names. */
 function constraintsOf(value: unknown, where: string): { before: string[]; after: string[] } {
-  if (value === undefined) return { before: [], after: [] };
+  if (value === undefined || value === null) return { before: [], after: [] };
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypeError(`${where} must be an object {before?, after?}`);
   const { before, after } = value as OrderingConstraints;
   return { before: namesOf(before, `${where}.before`), after: namesOf(after, `${where}.after`) };

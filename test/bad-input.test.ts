@@ -23,7 +23,9 @@ const mw = (name: string, constraints?: unknown) => ({ name, constraints }) as {
 describe("clear errors for bad input", () => {
   it("scanText and extractArtifacts refuse an empty sandbox prefix, which would make every word a file", () => {
     expect(() => scanText("see /mnt/user-data/a.csv", { sandboxPrefixes: [""] })).toThrow(new TypeError("scanText: a sandbox prefix must not be empty"));
-    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: ["/data/", ""] })).toThrow(/must not be empty/);
+    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: ["/data/", ""] })).toThrow(/array of non-empty strings/);
+    // Also for a result with no text to scan, so whether a call fails does not depend on its content.
+    expect(() => extractArtifacts({ ...message, content: "" }, { threadId: "t", sandboxPrefixes: [""] })).toThrow(/array of non-empty strings/);
   });
 
   it("extractArtifacts checks its hooks, its clock's answer and its switches", () => {
@@ -46,7 +48,8 @@ describe("clear errors for bad input", () => {
 
   it("buildChildInitialState takes a string, a message or messages, not null, a number or a whole state", () => {
     for (const bad of [null, 5, [null], { messages: [new HumanMessage("x")] }]) expect(() => buildChildInitialState(bad as never)).toThrow(TypeError);
-    expect(buildChildInitialState([new HumanMessage("x"), { role: "user", content: "y" } as never]).messages).toHaveLength(2);
+    // What createAgent itself takes: messages, plain objects, [role, content] pairs, strings.
+    expect(buildChildInitialState([new HumanMessage("x"), { role: "user", content: "y" }, ["user", "z"], "w"] as never).messages).toHaveLength(4);
   });
 
   it("orderMiddleware and withConstraints refuse malformed lists and constraints instead of dropping the rule", () => {
@@ -54,7 +57,7 @@ describe("clear errors for bad input", () => {
     expect(() => withConstraints(mw("a"), { before: "bb" } as never)).toThrow(new TypeError("withConstraints: constraints.before must be an array of middleware names"));
     expect(() => orderMiddleware([mw("bb"), mw("a", { before: "bb" })])).toThrow(new TypeError("orderMiddleware: a's constraints.before must be an array of middleware names"));
     expect(() => orderMiddleware([mw("a", { after: [5] })])).toThrow(/a's constraints\.after/);
-    expect(() => withConstraints(mw("a"), null as never)).toThrow(/constraints must be an object/);
+    expect(() => withConstraints(mw("a"), 5 as never)).toThrow(/constraints must be an object/);
     expect(() => withConstraints(null as never, {})).toThrow(/expected a middleware object/);
     expect(() => orderMiddleware(null as never)).toThrow(/expected an array of middlewares/);
     expect(() => orderMiddleware([mw("a"), null] as never)).toThrow(/item 1 is not a middleware/);
@@ -64,6 +67,9 @@ describe("clear errors for bad input", () => {
     // Well-formed ones still work, and undefined lists are fine.
     expect(orderMiddleware([mw("bb"), withConstraints(mw("a"), { before: ["bb"] })]).map((m) => m.name)).toEqual(["a", "bb"]);
     expect(withConstraints(mw("a"), {}).constraints).toEqual({ before: [], after: [] });
+    // null means none, as it always has.
+    expect(withConstraints(mw("a"), null as never).constraints).toEqual({ before: [], after: [] });
+    expect(orderMiddleware([mw("b"), mw("a", null), mw("c", { before: null, after: ["b"] })]).map((m) => m.name)).toEqual(["b", "a", "c"]);
   });
 
   it("scanBatch and ScanPool refuse options that are no object, and a pool that is no ScanPool, instead of hanging", async () => {
@@ -71,5 +77,10 @@ describe("clear errors for bad input", () => {
     await expect(scanBatch(items, null as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
     await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool"));
     expect(() => new ScanPool(null as never)).toThrow(new TypeError("ScanPool: options must be an object"));
+    // Checked once, naming the option, not as a failure of every item.
+    await expect(scanBatch(items, { createdAt: new Date() } as never)).rejects.toThrow(new TypeError("scanBatch: options.createdAt must be an ISO-8601 string (got object)"));
+    await expect(scanBatch(items, { detectRefsInText: 1 } as never)).rejects.toThrow(/scanBatch: options\.detectRefsInText must be a boolean/);
+    await expect(scanBatch(items, { sandboxPrefixes: [""] })).rejects.toThrow(/scanBatch: options\.sandboxPrefixes must be an array of non-empty strings/);
+    expect((await scanBatch(items.slice(0, 2), { pool: null } as never)).entries).toHaveLength(2);
   });
 });

@@ -129,7 +129,7 @@ describe("scanBatch", () => {
       new AIMessage({ content: "I will read /mnt/user-data/ai.csv", id: "ai-1" }),
       new HumanMessage("see /mnt/user-data/human.csv"),
       JSON.parse(JSON.stringify(new AIMessage("serialized /mnt/user-data/s.csv"))),
-      { type: "system", content: "/mnt/user-data/sys.csv" },
+      { role: "assistant", content: "/mnt/user-data/openai.csv" },
     ];
     const items: BatchItem[] = [...tools];
     others.forEach((message, k) => items.splice(7 + 13 * k, 0, { threadId: "t", message }));

@@ -86,8 +86,13 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   // Anything else would be waited on forever, or fail deep inside.
-  if (options.pool !== undefined && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
-  const scan = scanOptionsOf(options);
+  if (options.pool != null && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
+  let scan: ScanOptions;
+  try {
+    scan = scanOptionsOf(options);
+  } catch (error) {
+    throw new TypeError(`scanBatch: ${(error as Error).message}`);
+  }
   const entries: ArtifactEntry[][] = new Array(items.length);
   const errors: BatchItemError[] = [];
   const skipped: number[] = [];

@@ -47,8 +47,11 @@ function plainToolMessage(message: Json): PlainToolMessage {
     const value = source[key];
     if (value !== undefined) (plain as Json)[key] = value;
   }
-  // A serialized message's kwargs carry no type: its class says it.
+  // A serialized message's kwargs carry no type: its class says it; a plain
+  // message may say it by its role (OpenAI's {role, content}).
   if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
+  const role = source.role;
+  if (plain.type === undefined && typeof role === "string") plain.type = role;
   return plain;
 }
 

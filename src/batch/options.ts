@@ -26,7 +26,17 @@ export interface LineScanOptions extends ScanOptions {
   firstLine?: number;
 }
 
-/** The extraction options of `options` alone, for the trip to a worker (plain data). */
+/**
+ * The extraction options of `options` alone, for the trip to a worker (plain
+ * data); checked here, once, so a bad one is one clear error and not a
+ * failure of every item or line.
+ */
 export function scanOptionsOf(options: ScanOptions): ScanOptions {
+  const { detectRefsInText, sandboxPrefixes, createdAt } = options;
+  if (detectRefsInText !== undefined && typeof detectRefsInText !== "boolean") throw new TypeError(`options.detectRefsInText must be a boolean (got ${typeof detectRefsInText})`);
+  if (createdAt !== undefined && typeof createdAt !== "string") throw new TypeError(`options.createdAt must be an ISO-8601 string (got ${typeof createdAt})`);
+  if (sandboxPrefixes !== undefined && !(Array.isArray(sandboxPrefixes) && sandboxPrefixes.every((p) => typeof p === "string" && p !== ""))) {
+    throw new TypeError("options.sandboxPrefixes must be an array of non-empty strings");
+  }
   return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
 }

@@ -358,7 +358,7 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
     warned = true;
     const given = runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
     process.emitWarning(
-      `tool-artifacts: capture needs a non-empty string thread id (configurable.thread_id or context.thread_id), got ${given === undefined ? "none" : typeof given}; nothing is captured in such runs`,
+      `tool-artifacts: capture needs a non-empty string thread id (configurable.thread_id or context.thread_id), got ${given === undefined ? "none" : given === "" ? "an empty string" : typeof given}; nothing is captured in such runs`,
       { code: "TOOL_ARTIFACTS_NO_THREAD_ID" },
     );
   };

@@ -175,6 +175,8 @@ describe("capture in an agent", () => {
       ]);
       await invoke(agent(script).agent, "write", undefined, { thread_id: 7 });
       expect(warn.mock.calls[1]![0]).toMatch(/got number;/);
+      await invoke(agent(script).agent, "write", "");
+      expect(warn.mock.calls[2]![0]).toMatch(/got an empty string;/);
     } finally {
       warn.mockRestore();
     }
