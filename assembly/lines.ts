@@ -31,7 +31,7 @@
 // The rules themselves are DESIGN §4's, as src/extract.ts applies them; the
 // gates, the free-text scanner, the bounded walk and the handle hash are the
 // engine's own kernels, called here directly.
-import { arenaBase, copyOver, reserve } from "./memory";
+import { arenaBase, copyOver, decimalLength, putDecimal, reserve } from "./memory";
 import { scan_max_pairs, scan_text } from "./scan";
 import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
 import {
@@ -1032,25 +1032,9 @@ function isScheme(p: usize, n: usize): bool {
 /** Where W_TYPE's call index (0) is. */
 const TYPE_INDEX_AT: usize = 15;
 
-@inline function decimalLength(v: u64): usize {
-  let digits: usize = 1;
-  for (let x = v; x >= 10; x /= 10) digits++;
-  return digits;
-}
-
 /** The line's call index in decimal at `d` (0, or its line number); returns the end. */
-function putIndex(d: usize): usize {
-  if (!anonymous) {
-    store<u8>(d, <u8>ZERO);
-    return d + 1;
-  }
-  const digits = decimalLength(lineNumber);
-  let x = lineNumber;
-  for (let k = digits; k > 0; k--) {
-    store<u8>(d + k - 1, <u8>(ZERO + <u32>(x % 10)));
-    x /= 10;
-  }
-  return d + digits;
+@inline function putIndex(d: usize): usize {
+  return putDecimal(d, anonymous ? lineNumber : 0);
 }
 
 /**

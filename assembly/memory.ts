@@ -35,3 +35,21 @@ export function reserve(bytes: usize): usize {
   for (let o: usize = 0; o < len; o += 16) v128.store(at + o, v128.load(src + o));
   return at + len;
 }
+
+/** Digits of `v` in decimal. */
+@inline export function decimalLength(v: u64): usize {
+  let digits: usize = 1;
+  for (let x = v; x >= 10; x /= 10) digits++;
+  return digits;
+}
+
+/** `v` in decimal at `at` (ordinals, call indices, line numbers); returns the end. */
+@inline export function putDecimal(at: usize, v: u64): usize {
+  const digits = decimalLength(v);
+  let x = v;
+  for (let k = digits; k > 0; k--) {
+    store<u8>(at + k - 1, <u8>(0x30 + <u32>(x % 10)));
+    x /= 10;
+  }
+  return at + digits;
+}

@@ -17,7 +17,7 @@
 // whole 64-byte block (one tool result's handles) compress it once: its state
 // is kept and reused (see firstBlock). `sha256_counter_texts` lays out one
 // result's handle texts from their shared prefix and suffix.
-import { copyOver } from "./memory";
+import { copyOver, putDecimal } from "./memory";
 
 // Round constants: first 32 bits of the fractional parts of the cube roots of
 // the first 64 primes.
@@ -524,18 +524,6 @@ export function sha256_counter_texts(prefix: usize, prefixLen: usize, suffix: us
     setEntry(table, i, start, at);
   }
   return at;
-}
-
-/** `v` in decimal at `at`; returns the end. */
-@inline function putDecimal(at: usize, v: u32): usize {
-  let digits: usize = 1;
-  for (let x = v; x >= 10; x /= 10) digits++;
-  let x = v;
-  for (let k = digits; k > 0; k--) {
-    store<u8>(at + k - 1, <u8>(0x30 + x % 10));
-    x /= 10;
-  }
-  return at + digits;
 }
 
 /** `sha256_batch_hex` one message at a time: the reference the SIMD tier is tested against. */

@@ -41,7 +41,7 @@ import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, sandboxPrefixesProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -380,10 +380,9 @@ function checkOptions(options: ExtractOptions): number {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   const prefixes = read(options, "sandboxPrefixes");
-  // An empty prefix would make every word a sandbox path; refused whether or not this result has text to scan.
-  if (prefixes !== undefined && !(Array.isArray(prefixes) && prefixes.every((p) => typeof p === "string" && p !== ""))) {
-    throw new TypeError("extractArtifacts: options.sandboxPrefixes must be an array of non-empty strings");
-  }
+  // Refused whether or not this result has text to scan.
+  const problem = prefixes === undefined ? undefined : sandboxPrefixesProblem(prefixes);
+  if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
   const detect = read(options, "detectRefsInText");
   if (detect !== undefined && typeof detect !== "boolean") throw new TypeError(`extractArtifacts: options.detectRefsInText must be a boolean (got ${typeof detect})`);
   for (const hook of ["now", "onRejectedPayload", "onEngineFailure"]) {

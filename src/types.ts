@@ -55,3 +55,21 @@ export function displayName(ref: string): string {
 function isSeparator(c: number): boolean {
   return c === 0x2f /* / */ || c === 0x5c /* \ */;
 }
+
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * Why `prefixes` cannot be a list of sandbox path prefixes (undefined: it
+ * can), for every caller alike: scanText, extraction and the batch options.
+ * An empty prefix would make every word a sandbox path; a lone surrogate
+ * reaches the engine as U+FFFD, which would also match a real U+FFFD.
+ */
+export function sandboxPrefixesProblem(prefixes: unknown): string | undefined {
+  if (!Array.isArray(prefixes)) return "sandboxPrefixes must be an array of strings";
+  for (const p of prefixes as unknown[]) {
+    if (typeof p !== "string") return "sandboxPrefixes must be an array of strings";
+    if (p === "") return "a sandbox prefix must not be empty";
+    if (LONE_SURROGATE.test(p)) return `sandbox prefix ${JSON.stringify(p)} has a lone surrogate`;
+  }
+  return undefined;
+}

@@ -23,9 +23,9 @@ const mw = (name: string, constraints?: unknown) => ({ name, constraints }) as {
 describe("clear errors for bad input", () => {
   it("scanText and extractArtifacts refuse an empty sandbox prefix, which would make every word a file", () => {
     expect(() => scanText("see /mnt/user-data/a.csv", { sandboxPrefixes: [""] })).toThrow(new TypeError("scanText: a sandbox prefix must not be empty"));
-    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: ["/data/", ""] })).toThrow(/array of non-empty strings/);
+    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: ["/data/", ""] })).toThrow(new TypeError("extractArtifacts: a sandbox prefix must not be empty"));
     // Also for a result with no text to scan, so whether a call fails does not depend on its content.
-    expect(() => extractArtifacts({ ...message, content: "" }, { threadId: "t", sandboxPrefixes: [""] })).toThrow(/array of non-empty strings/);
+    expect(() => extractArtifacts({ ...message, content: "" }, { threadId: "t", sandboxPrefixes: [""] })).toThrow(/a sandbox prefix must not be empty/);
   });
 
   it("extractArtifacts checks its hooks, its clock's answer and its switches", () => {
@@ -80,7 +80,8 @@ describe("clear errors for bad input", () => {
     // Checked once, naming the option, not as a failure of every item.
     await expect(scanBatch(items, { createdAt: new Date() } as never)).rejects.toThrow(new TypeError("scanBatch: options.createdAt must be an ISO-8601 string (got object)"));
     await expect(scanBatch(items, { detectRefsInText: 1 } as never)).rejects.toThrow(/scanBatch: options\.detectRefsInText must be a boolean/);
-    await expect(scanBatch(items, { sandboxPrefixes: [""] })).rejects.toThrow(/scanBatch: options\.sandboxPrefixes must be an array of non-empty strings/);
+    await expect(scanBatch(items, { sandboxPrefixes: [""] })).rejects.toThrow(new TypeError("scanBatch: a sandbox prefix must not be empty"));
+    await expect(scanBatch(items, { sandboxPrefixes: ["/\ud800"] })).rejects.toThrow(/scanBatch: sandbox prefix .* has a lone surrogate/);
     expect((await scanBatch(items.slice(0, 2), { pool: null } as never)).entries).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@
  * hands work to a pool (the archive stream) reads them without loading the
  * engine.
  */
+import { sandboxPrefixesProblem } from "../types.js";
 import type { OutputFormat } from "./format.js";
 
 /** Extraction options that travel to workers (plain data only). */
@@ -35,8 +36,7 @@ export function scanOptionsOf(options: ScanOptions): ScanOptions {
   const { detectRefsInText, sandboxPrefixes, createdAt } = options;
   if (detectRefsInText !== undefined && typeof detectRefsInText !== "boolean") throw new TypeError(`options.detectRefsInText must be a boolean (got ${typeof detectRefsInText})`);
   if (createdAt !== undefined && typeof createdAt !== "string") throw new TypeError(`options.createdAt must be an ISO-8601 string (got ${typeof createdAt})`);
-  if (sandboxPrefixes !== undefined && !(Array.isArray(sandboxPrefixes) && sandboxPrefixes.every((p) => typeof p === "string" && p !== ""))) {
-    throw new TypeError("options.sandboxPrefixes must be an array of non-empty strings");
-  }
+  const problem = sandboxPrefixes === undefined ? undefined : sandboxPrefixesProblem(sandboxPrefixes);
+  if (problem !== undefined) throw new TypeError(problem);
   return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
 }

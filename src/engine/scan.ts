@@ -7,7 +7,7 @@
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
-import { displayName, type ScanRef } from "../types.js";
+import { displayName, sandboxPrefixesProblem, type ScanRef } from "../types.js";
 import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
@@ -35,7 +35,6 @@ const OP = "scanText";
 // past the end (and word reads a few more) and mask what they read.
 const SLACK = 80;
 const encoder = new TextEncoder();
-const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /** Prefixes as the engine wants them: UTF-8 bytes, and their total size. */
 interface EncodedPrefixes {
@@ -58,15 +57,9 @@ let lastEncoded = DEFAULT_ENCODED;
 function encodePrefixes(options: ScanOptions | undefined): EncodedPrefixes {
   const prefixes = options?.sandboxPrefixes;
   if (prefixes === undefined || prefixes === DEFAULT_SANDBOX_PREFIXES) return DEFAULT_ENCODED;
-  if (!Array.isArray(prefixes)) throw new TypeError("scanText: sandboxPrefixes must be an array of strings");
-  if (sameList(prefixes, lastEncoded.source)) return lastEncoded;
-  for (const p of prefixes as unknown[]) {
-    if (typeof p !== "string") throw new TypeError("scanText: sandboxPrefixes must be an array of strings");
-    // It would make every word of every text a sandbox path.
-    if (p === "") throw new TypeError("scanText: a sandbox prefix must not be empty");
-    // The engine sees U+FFFD for it, which would also match real U+FFFD in text.
-    if (LONE_SURROGATE.test(p)) throw new TypeError(`scanText: sandbox prefix ${JSON.stringify(p)} has a lone surrogate`);
-  }
+  if (Array.isArray(prefixes) && sameList(prefixes, lastEncoded.source)) return lastEncoded;
+  const problem = sandboxPrefixesProblem(prefixes);
+  if (problem !== undefined) throw new TypeError(`scanText: ${problem}`);
   lastEncoded = encodeList(prefixes);
   return lastEncoded;
 }
