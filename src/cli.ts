@@ -43,16 +43,15 @@ function positiveInteger(value: string): number {
   return n;
 }
 
-/** A thread id: an empty one would fail every line it is meant for. */
-function threadId(value: string): string {
+/** An option value that must not be empty: an empty thread id would fail every line it is meant for. */
+function nonEmpty(value: string): string {
   if (value === "") throw new InvalidArgumentError("must not be empty");
   return value;
 }
 
 /** One more value of a repeatable option; an empty prefix would match every word of every text. */
 function prefixes(value: string, previous: string[] | undefined): string[] {
-  if (value === "") throw new InvalidArgumentError("must not be empty");
-  return [...(previous ?? []), value];
+  return [...(previous ?? []), nonEmpty(value)];
 }
 
 /**
@@ -229,7 +228,7 @@ function cli(): Command {
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s, rejected payloads and the chunks workers scanned on stderr")
-    .option("--thread-id <id>", "thread id for lines that carry none", threadId)
+    .option("--thread-id <id>", "thread id for lines that carry none", nonEmpty)
     .option("--sandbox-prefix <prefix...>", "sandbox path prefixes for free-text scanning (default /mnt/user-data/; give the file first, or end the list with --)", prefixes)
     .action(async (file: string, flags: ScanFlags) => {
       process.exitCode = await scanCommand(file, flags);

@@ -41,7 +41,7 @@ import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, sandboxPrefixesProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, scanOptionsProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -379,12 +379,9 @@ function checkOptions(options: ExtractOptions): number {
   if (!Number.isSafeInteger(callIndex) || (callIndex as number) < 0) {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
-  const prefixes = read(options, "sandboxPrefixes");
   // Refused whether or not this result has text to scan.
-  const problem = prefixes === undefined ? undefined : sandboxPrefixesProblem(prefixes);
+  const problem = scanOptionsProblem(read(options, "detectRefsInText"), read(options, "sandboxPrefixes"));
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
-  const detect = read(options, "detectRefsInText");
-  if (detect !== undefined && typeof detect !== "boolean") throw new TypeError(`extractArtifacts: options.detectRefsInText must be a boolean (got ${typeof detect})`);
   for (const hook of ["now", "onRejectedPayload", "onEngineFailure"]) {
     const fn = read(options, hook);
     if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${hook} must be a function (got ${typeof fn})`);

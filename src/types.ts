@@ -73,3 +73,13 @@ export function sandboxPrefixesProblem(prefixes: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Why the scan options `detectRefsInText` and `sandboxPrefixes` (as read
+ * from an options object) cannot be used (undefined: they can). The one
+ * check behind extraction's, the batch options' and the line path's.
+ */
+export function scanOptionsProblem(detectRefsInText: unknown, sandboxPrefixes: unknown): string | undefined {
+  if (detectRefsInText !== undefined && typeof detectRefsInText !== "boolean") return `options.detectRefsInText must be a boolean (got ${typeof detectRefsInText})`;
+  return sandboxPrefixes === undefined ? undefined : sandboxPrefixesProblem(sandboxPrefixes);
+}

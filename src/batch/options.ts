@@ -3,7 +3,7 @@
  * hands work to a pool (the archive stream) reads them without loading the
  * engine.
  */
-import { sandboxPrefixesProblem } from "../types.js";
+import { scanOptionsProblem } from "../types.js";
 import type { OutputFormat } from "./format.js";
 
 /** Extraction options that travel to workers (plain data only). */
@@ -34,9 +34,8 @@ export interface LineScanOptions extends ScanOptions {
  */
 export function scanOptionsOf(options: ScanOptions): ScanOptions {
   const { detectRefsInText, sandboxPrefixes, createdAt } = options;
-  if (detectRefsInText !== undefined && typeof detectRefsInText !== "boolean") throw new TypeError(`options.detectRefsInText must be a boolean (got ${typeof detectRefsInText})`);
-  if (createdAt !== undefined && typeof createdAt !== "string") throw new TypeError(`options.createdAt must be an ISO-8601 string (got ${typeof createdAt})`);
-  const problem = sandboxPrefixes === undefined ? undefined : sandboxPrefixesProblem(sandboxPrefixes);
+  const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(problem);
-  return { detectRefsInText: options.detectRefsInText, sandboxPrefixes: options.sandboxPrefixes, createdAt: options.createdAt };
+  if (createdAt !== undefined && typeof createdAt !== "string") throw new TypeError(`options.createdAt must be an ISO-8601 string (got ${typeof createdAt})`);
+  return { detectRefsInText, sandboxPrefixes, createdAt };
 }

@@ -3,14 +3,13 @@
  * one item, a packed slice of items, or a chunk of archive lines.
  */
 import { extractArtifacts, type ExtractOptions } from "../extract.js";
-import type { ArtifactEntry } from "../types.js";
+import { scanOptionsProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import type { LineScanOptions, ScanOptions } from "./options.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 import { scanLinesInEngine } from "../engine/lines.js";
-import { prefixTableBytes } from "../engine/scan.js";
 import { EngineError } from "../engine/wasm.js";
 
 export type { LineScanOptions, ScanOptions } from "./options.js";
@@ -140,12 +139,7 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
  */
 function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { createdAt: string }, stats?: LinePathStats): LineAcc | undefined {
   // Bad options (sandbox prefixes, a switch that is no boolean): the TypeScript path reports them line by line.
-  if (options.detectRefsInText !== undefined && typeof options.detectRefsInText !== "boolean") return undefined;
-  try {
-    prefixTableBytes(options);
-  } catch {
-    return undefined;
-  }
+  if (scanOptionsProblem(options.detectRefsInText, options.sandboxPrefixes) !== undefined) return undefined;
   let scanned;
   try {
     scanned = scanLinesInEngine(bytes, options);

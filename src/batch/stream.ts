@@ -100,11 +100,10 @@ const BOM = [0xef, 0xbb, 0xbf];
  * write one, and JSON.parse would reject the first line for it.
  */
 function withoutBom(source: ArchiveSource): ArchiveSource {
-  let first = true;
-  return {
+  const stripped: ArchiveSource = {
     async read(into) {
-      if (!first) return source.read(into);
-      first = false;
+      // Only the first read looks for a mark; later ones go straight to the source.
+      stripped.read = (bytes) => source.read(bytes);
       let n = 0;
       // A stream may hand over fewer bytes than a mark at first.
       while (n < BOM.length) {
@@ -118,6 +117,7 @@ function withoutBom(source: ArchiveSource): ArchiveSource {
       return n > 0 ? n : source.read(into);
     },
   };
+  return stripped;
 }
 
 /**

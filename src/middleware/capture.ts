@@ -121,8 +121,11 @@ function isPrefixOf(view: ThreadView, ledger: readonly unknown[]): boolean {
   return true;
 }
 
+/** The thread id as the run gives it: `configurable.thread_id`, else `context.thread_id`; not checked. */
+const givenThreadId = (runtime: CaptureRuntime | null | undefined): unknown => runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
+
 function threadIdOf(runtime: CaptureRuntime | null | undefined): string | null {
-  const id = runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
+  const id = givenThreadId(runtime);
   return typeof id === "string" && id !== "" ? id : null;
 }
 
@@ -356,7 +359,7 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
   const warnNoThreadId = (runtime: CaptureRuntime) => {
     if (warned) return;
     warned = true;
-    const given = runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
+    const given = givenThreadId(runtime);
     process.emitWarning(
       `tool-artifacts: capture needs a non-empty string thread id (configurable.thread_id or context.thread_id), got ${given === undefined ? "none" : given === "" ? "an empty string" : typeof given}; nothing is captured in such runs`,
       { code: "TOOL_ARTIFACTS_NO_THREAD_ID" },
