@@ -33,7 +33,8 @@ const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufeff]+$/u;
 const WIDE =
   /^(?:[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]|\p{Extended_Pictographic}.*\ufe0f)/u;
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** Made on the first table cell: a segmenter takes about 17 ms to make, which every scan would pay at start-up, in every worker too. */
+let graphemes: Intl.Segmenter | undefined;
 
 /** The columns one grapheme takes in a terminal. */
 const columns = (g: string): number => (g < "\u0300" ? 1 : WIDE.test(g) ? 2 : ZERO_WIDTH.test(g) ? 0 : 1);
@@ -50,6 +51,7 @@ function cell(value: string, width: number): string {
   let used = 0;
   let fits = 0; // code units that fit before a "…"
   let kept = 0; // and their columns
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const { segment } of graphemes.segment(flat)) {
     used += columns(segment);
     if (used > width) {
