@@ -17,8 +17,8 @@
 // callIndex, or with lc/kwargs other than in LangChain's exact serialized
 // form; a missing or odd thread_id; keys with escapes, and read keys given
 // twice (JSON.parse keeps the last); ids, names, types or URLs with escapes;
-// string content that may be JSON (the JSON block rule); texts that may
-// mirror a structured payload; blocks with structuredContent, and image_url
+// string content that may be JSON (the JSON block rule); texts that may be
+// JSON (the mirror and JSON text rules); blocks with structuredContent, and image_url
 // blocks; texts with lone surrogate escapes; payloads with escaped, duplicate
 // or integer-like keys (JSON.parse reorders those), or, when they become a
 // `data` entry, with escapes or numbers JSON.stringify would write differently;
@@ -691,11 +691,10 @@ function mayBeJson(p: usize, n: usize): bool {
 
 /**
  * A text to scan: the string token [start, end) with its flags. `content`: the
- * message's string content (the JSON block rule reads it); `payload`: the
- * result has a structured payload (the mirror rule reads every text). False:
- * left to the host.
+ * message's string content (the JSON block rule reads it). False: left to the
+ * host.
  */
-function text(start: usize, end: usize, flags: u32, content: bool, payload: bool): bool {
+function text(start: usize, end: usize, flags: u32, content: bool): bool {
   // Without text scanning only the content's JSON block rule reads a text.
   if (!scanTexts && !content) return true;
   let p = start + 1;
@@ -713,7 +712,8 @@ function text(start: usize, end: usize, flags: u32, content: bool, payload: bool
   }
   if (content && mayBeJson(p, n)) return false;
   if (!scanTexts || n == 0) return true;
-  if (payload && mayBeJson(p, n)) return false;
+  // The mirror rule and the JSON text rule (only its strings are scanned) parse such texts.
+  if (mayBeJson(p, n)) return false;
   const cap = scan_max_pairs(n, prefixTable, prefixCount);
   if (cap > pairsCap) {
     pairsCap = max(cap, pairsCap << 1); // doubling: a line's texts take at most twice the largest
@@ -737,14 +737,14 @@ function text(start: usize, end: usize, flags: u32, content: bool, payload: bool
 }
 
 /** One content block whose fields were just read. False: left to the host. */
-function block(payload: bool): bool {
+function block(): bool {
   if (has(K_STRUCTURED)) return false; // a payload source of its own
   if (slotKind(K_TYPE) != V_STRING) return true;
   if (!plainOrAbsent(K_TYPE)) return false;
   const ts = slotStart(K_TYPE);
   const te = slotEnd(K_TYPE);
   if (tokenIs(ts, te, K_TEXT)) {
-    return slotKind(K_TEXT) == V_STRING ? text(slotStart(K_TEXT), slotEnd(K_TEXT), slotFlags(K_TEXT), false, payload) : true;
+    return slotKind(K_TEXT) == V_STRING ? text(slotStart(K_TEXT), slotEnd(K_TEXT), slotFlags(K_TEXT), false) : true;
   }
   if (tokenIs(ts, te, K_IMAGE_URL)) return false;
   const isFile = tokenIs(ts, te, W_FILE);
@@ -783,16 +783,16 @@ function block(payload: bool): bool {
 }
 
 /** The content list [start, end): its blocks in order. False: left to the host. */
-function blocks(start: usize, end: usize, payload: bool): bool {
+function blocks(start: usize, end: usize): bool {
   for (let p = firstItem(start, end); p != 0; ) {
     const c = <u32>load<u8>(p);
     if (c == DQUOTE) {
       const r = skipString(p + 1, end);
-      if (!text(p, posOf(r), lowOf(r), false, payload)) return false;
+      if (!text(p, posOf(r), lowOf(r), false)) return false;
       p = posOf(r);
     } else if (c == LBRACE) {
       const q = fields(p, end, BLOCK_KEYS, SET_OTHER);
-      if (q == 0 || !block(payload)) return false;
+      if (q == 0 || !block()) return false;
       p = q;
     } else {
       p = skipValue(p, end);
@@ -1250,19 +1250,15 @@ function line(start: usize, end: usize, work: usize): u32 {
   const artifactStart = slotStart(K_ARTIFACT);
   const artifactEnd = slotEnd(K_ARTIFACT);
   if (!startLine(work, end - start)) return L_HOST;
-  let withPayload = false;
   if (artifactKind == V_OBJECT || artifactKind == V_ARRAY) {
     const found = payloadOf(artifactStart, artifactEnd, artifactKind);
     if (found == 1) return L_HOST;
-    if (found != 0) {
-      withPayload = true;
-      if (!payload(posOf(found), <usize>lowOf(found))) return L_HOST;
-    }
+    if (found != 0 && !payload(posOf(found), <usize>lowOf(found))) return L_HOST;
   }
   if (contentKind == V_STRING) {
-    if (!text(contentStart, contentEnd, contentFlags, true, withPayload)) return L_HOST;
+    if (!text(contentStart, contentEnd, contentFlags, true)) return L_HOST;
   } else if (contentKind == V_ARRAY) {
-    if (!blocks(contentStart, contentEnd, withPayload)) return L_HOST;
+    if (!blocks(contentStart, contentEnd)) return L_HOST;
   }
   return emit();
 }

@@ -82,7 +82,7 @@ function clockTime(now: () => string): string {
   return time;
 }
 
-/** Longest text (UTF-16 units) the two JSON rules parse. */
+/** Longest text (UTF-16 units) the JSON rules parse. */
 const MAX_JSON_TEXT = 1 << 20;
 /** The block types read here: the only ones a JSON string content is taken as. */
 const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "file", "image", "image_url"]);
@@ -127,7 +127,7 @@ function mayBeJson(text: string): boolean {
 }
 
 /** JSON.parse(text) for a text that may be a JSON object or array, NOT_JSON otherwise. */
-function parseJsonText(text: string): unknown {
+function parseJsonText(text: string): object | typeof NOT_JSON {
   if (!mayBeJson(text)) return NOT_JSON;
   try {
     return JSON.parse(text);
@@ -139,9 +139,8 @@ function parseJsonText(text: string): unknown {
 /** Parsed JSON has no getters or proxies: plain property reads are safe. */
 const isBlock = (v: unknown): boolean => isObject(v) && !Array.isArray(v) && BLOCK_TYPES.has((v as { type?: unknown }).type);
 
-/** The JSON block content rule: the blocks a plain-string content is the JSON of, if any. */
-function jsonBlocks(content: string): unknown[] | undefined {
-  const value = parseJsonText(content);
+/** The JSON block content rule: the blocks a plain-string content is the JSON of (`value`: its parse), if any. */
+function jsonBlocks(value: unknown): unknown[] | undefined {
   if (isBlock(value)) return [value];
   if (Array.isArray(value) && value.length > 0 && value.every(isBlock)) return value;
   return undefined;
@@ -172,12 +171,12 @@ function stringifyAtMost(payload: unknown, limit: number): string | undefined {
 }
 
 /**
- * The structured mirror rule: `text` is the JSON of `payload` (in any layout).
- * `payloadJson` is JSON.stringify(payload) when the walk had it at hand.
+ * The structured mirror rule: `text` (`value`: its parse) is the JSON of
+ * `payload` (in any layout). `payloadJson` is JSON.stringify(payload) when
+ * the walk had it at hand.
  */
-function isMirror(text: string, payload: unknown, payloadJson: string | undefined): boolean {
+function isMirror(text: string, value: object | typeof NOT_JSON, payload: unknown, payloadJson: string | undefined): boolean {
   if (text === payloadJson) return true; // the usual mirror: JSON.stringify's own text
-  const value = parseJsonText(text);
   if (value === NOT_JSON) return false;
   let json: string;
   try {
@@ -316,12 +315,37 @@ function structuredRefs(
   if (walk.data !== undefined) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
 
-function textRefs(text: string, out: Entries): void {
+/**
+ * The JSON text rule: what the free-text scan reads of a JSON object or array
+ * (a tool that returns an object gets its JSON as content): its strings, keys
+ * and values, one per line. Scanned as written, `{"path":"/mnt/user-data/a.csv","size":1}`
+ * would give `/mnt/user-data/a.csv","size":1` (a path runs to the next blank).
+ * Iterative: parsed JSON may nest deeper than the stack.
+ */
+function jsonStrings(root: object): string {
+  const words: string[] = [];
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === "string") words.push(value);
+    else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
+    else if (isObject(value)) {
+      const keys = Object.keys(value);
+      // Pushed value first, so that each key is read before its value.
+      for (let i = keys.length - 1; i >= 0; i--) stack.push((value as Record<string, unknown>)[keys[i]], keys[i]);
+    }
+  }
+  return words.join("\n");
+}
+
+/** `parsed`: parseJsonText(text), when the caller has it. */
+function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON): void {
   if (!out.scan) return;
-  if (out.payload !== undefined && isMirror(text, out.payload, out.payloadJson)) return;
+  const value = parsed ?? parseJsonText(text);
+  if (out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson)) return;
   let refs;
   try {
-    refs = scanText(text, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
+    refs = scanText(value === NOT_JSON ? text : jsonStrings(value), out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
   } catch (error) {
     if (error instanceof TypeError) throw error; // a bad sandbox prefix: the caller's bug, not odd data
     out.engineFailed(error); // the engine could not take this text: it adds nothing
@@ -410,13 +434,14 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   // text content needs; blocks count as small).
   releaseMemoryFor(typeof content === "string" ? 3 * content.length : 0);
 
-  const blocks = typeof content === "string" ? jsonBlocks(content) : items(content);
+  const parsed = typeof content === "string" ? parseJsonText(content) : NOT_JSON;
+  const blocks = typeof content === "string" ? jsonBlocks(parsed) : items(content);
   const payload = structuredPayload(read(message, "artifact"), blocks);
   const onEngineFailure = read(options, "onEngineFailure") as ExtractOptions["onEngineFailure"];
   const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
   if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
   if (blocks) blockRefs(blocks, out);
-  else if (typeof content === "string") textRefs(content, out);
+  else if (typeof content === "string") textRefs(content, out, parsed);
 
   const entries = out.list;
   const { threadId } = options;

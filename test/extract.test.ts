@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolMessage } from "@langchain/core/messages";
+import { tool } from "langchain";
+import { z } from "zod";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
 import { scanText } from "../src/engine/scan.js";
@@ -478,15 +480,14 @@ describe("JSON block content (beyond DESIGN's letter)", () => {
   });
 
   it.each([
-    ["an object without a type", { path: "/mnt/user-data/a.csv", size: 3 }],
-    ["a block type not read here", { type: "resource", text: "/mnt/user-data/a.csv", uri: "https://x.io/r" }],
-    ["a non-string type", { type: ["text"], text: "/mnt/user-data/a.csv" }],
-    ["a list mixing a handled and an unhandled block", [{ type: "text", text: "x" }, { type: "audio", url: "/mnt/user-data/a.mp3" }]],
-    ["a list holding a string", [{ type: "text", text: "x" }, "/mnt/user-data/a.csv"]],
-    ["an empty list", []],
-  ])("JSON of %s is scanned as text", (_, value) => {
-    const content = JSON.stringify(value);
-    expect(refs(extract({ content }))).toEqual(scanText(content).map((r) => r.ref));
+    ["an object without a type", { path: "/mnt/user-data/a.csv", size: 3 }, ["/mnt/user-data/a.csv"]],
+    ["a block type not read here", { type: "resource", text: "/mnt/user-data/a.csv", uri: "https://x.io/r" }, ["/mnt/user-data/a.csv"]],
+    ["a non-string type", { type: ["text"], text: "/mnt/user-data/a.csv" }, ["/mnt/user-data/a.csv"]],
+    ["a list mixing a handled and an unhandled block", [{ type: "text", text: "x" }, { type: "audio", url: "/mnt/user-data/a.mp3" }], ["/mnt/user-data/a.mp3"]],
+    ["a list holding a string", [{ type: "text", text: "x" }, "/mnt/user-data/a.csv"], ["/mnt/user-data/a.csv"]],
+    ["an empty list", [], []],
+  ])("JSON of %s is not blocks: its strings are scanned (the JSON text rule)", (_, value, expected) => {
+    expect(refs(extract({ content: JSON.stringify(value) }))).toEqual(expected);
   });
 
   it("invalid JSON that starts like an object is scanned as text", () => {
@@ -516,6 +517,49 @@ describe("JSON block content (beyond DESIGN's letter)", () => {
     const content = blockOfUnits(2 ** 20 + 1);
     expect(content).toHaveLength(2 ** 20 + 1);
     expect(refs(extract({ content }))).toEqual([]);
+  });
+});
+
+describe("JSON text (beyond DESIGN's letter)", () => {
+  it("a LangChain tool that returns an object gives its references whole, not with the JSON's quotes and commas", async () => {
+    const writer = tool(async () => ({ path: "/mnt/user-data/report.csv", size: 12, files: ["/mnt/user-data/a.png", "/mnt/user-data/b.png"] }), {
+      name: "writer",
+      description: "writes files",
+      schema: z.object({}),
+    });
+    const message = await writer.invoke({ type: "tool_call", id: "call-1", name: "writer", args: {} });
+    expect(ToolMessage.isInstance(message) && typeof message.content).toBe("string");
+    expect(refs(extractArtifacts(message, { threadId: "t" }))).toEqual(["/mnt/user-data/report.csv", "/mnt/user-data/a.png", "/mnt/user-data/b.png"]);
+  });
+
+  it("keys are read before their values, and every sandbox path comes before every URL, as in one text", () => {
+    const content = JSON.stringify({ "/mnt/user-data/by-key.csv": { url: "https://x.io/a.png" }, log: "wrote /mnt/user-data/a.txt\nthen /mnt/user-data/b.txt" });
+    expect(refs(extract({ content }))).toEqual(["/mnt/user-data/by-key.csv", "/mnt/user-data/a.txt", "/mnt/user-data/b.txt", "https://x.io/a.png"]);
+  });
+
+  it("escapes are read as JSON reads them (Python's json.dumps escapes non-ASCII)", () => {
+    const content = '{"path": "/mnt/user-data/\\u62a5\\u544a.pdf", "q": "\\"/mnt/user-data/quoted.txt\\""}';
+    expect(refs(extract({ content }))).toEqual(["/mnt/user-data/报告.pdf", "/mnt/user-data/quoted.txt"]);
+  });
+
+  it("a text block that is JSON is read the same way", () => {
+    expect(refs(extract(blocks({ type: "text", text: JSON.stringify({ out: "/mnt/user-data/x.csv", n: 1 }) })))).toEqual(["/mnt/user-data/x.csv"]);
+  });
+
+  it("nesting far deeper than the stack is read", () => {
+    const depth = 200_000;
+    const content = "[".repeat(depth) + '"/mnt/user-data/deep.txt"' + "]".repeat(depth);
+    expect(refs(extract({ content }))).toEqual(["/mnt/user-data/deep.txt"]);
+  });
+
+  it("text that only starts like JSON, and JSON past 1 MiB, is scanned as written", () => {
+    expect(refs(extract({ content: '{"path":"/mnt/user-data/a.csv","size":1 and more' }))).toEqual(['/mnt/user-data/a.csv","size":1']);
+    const big = JSON.stringify({ path: "/mnt/user-data/a.csv", size: 1, pad: " " + "x".repeat(2 ** 20) });
+    expect(refs(extract({ content: big }))).toEqual(['/mnt/user-data/a.csv","size":1,"pad']);
+  });
+
+  it("with detectRefsInText false nothing is read from it", () => {
+    expect(extract({ content: JSON.stringify({ path: "/mnt/user-data/a.csv" }) }, { detectRefsInText: false })).toEqual([]);
   });
 });
 
@@ -561,24 +605,19 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(reads).toBeLessThan(2 * 1024);
   });
 
+  // Not mirrors: their strings are scanned (the JSON text rule), so the note's file comes too.
   it("JSON of a different payload is scanned", () => {
     const other = JSON.stringify({ ...payload, size: 4 });
-    expect(refs(extract(withPayload([{ type: "text", text: other }])))).toEqual([
-      "/mnt/user-data/a.csv",
-      ...scanText(other).map((r) => r.ref),
-    ]);
+    expect(refs(extract(withPayload([{ type: "text", text: other }])))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
   });
 
   it("the same members in another order are not a mirror (JSON.stringify differs)", () => {
     const reordered = JSON.stringify({ note: payload.note, size: 3, path: payload.path });
-    expect(refs(extract(withPayload([{ type: "text", text: reordered }])))).toEqual([
-      "/mnt/user-data/a.csv",
-      ...scanText(reordered).map((r) => r.ref),
-    ]);
+    expect(refs(extract(withPayload([{ type: "text", text: reordered }])))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
   });
 
   it("JSON text is scanned when the result has no structured payload", () => {
-    expect(refs(extract(blocks({ type: "text", text: mirror })))).toEqual(scanText(mirror).map((r) => r.ref));
+    expect(refs(extract(blocks({ type: "text", text: mirror })))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
   });
 
   /** A payload without known keys whose mirror is exactly `units` UTF-16 units. */

@@ -462,6 +462,10 @@ const CASES: Case[] = [
   ["duplicate keys in a payload", M('"content":"ok","artifact":{"structured_content":{"path":"/first.csv","x":{"url":"https://x.io/1.png"},"path":"/second.csv","k":1,"k":2}}'), { entries: 2 }],
   ["duplicate keys in a data payload", M('"content":"ok","artifact":{"structured_content":{"k":1,"j":[],"k":2}}'), { entries: 1 }],
   ["escaped keys", M('"content":"ok","artifact":{"structured_content":{"p\\u0061th":"/a.csv","\\u0075rls":["/b.csv"],"ta\\u0073k_id":"t-1","fi\\/le":"/no.csv"}}'), { entries: 3 }],
+  ["JSON text: a text block, a string item and string content that are JSON give their strings' references", [
+    M('"content":[{"type":"text","text":"{\\"path\\":\\"/mnt/user-data/a.csv\\",\\"size\\":12}"},"[\\"/mnt/user-data/b.csv\\", 1]"]'),
+    M('"content":' + JSON.stringify(JSON.stringify({ path: "/mnt/user-data/c.csv", size: 12, files: ["/mnt/user-data/d.csv"] }))),
+  ].join("\n"), { entries: 4 }],
   ["text mirroring the payload is not scanned", M('"content":[{"type":"text","text":"{\\"path\\":\\"/mnt/user-data/a.csv\\",\\"n\\":1}"}],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv","n":1.0}}'), { entries: 1 }],
   ["pretty-printed mirror, and a near miss that is scanned", M('"content":["{\\n  \\"path\\": \\"/mnt/user-data/a.csv\\"\\n}","{\\"path\\":\\"/mnt/user-data/b.csv\\",\\"x\\":1}"],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv"}}'), { entries: 2 }],
   ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 0 }],
