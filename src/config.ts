@@ -7,6 +7,7 @@
 import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
 import { z } from "zod";
 import { DEFAULT_SANDBOX_PREFIXES } from "./engine/scan.js";
+import { sandboxPrefixesProblem } from "./types.js";
 
 /** A configuration value was rejected; `field` names it as the caller wrote it. */
 export class ToolArtifactsConfigError extends Error {
@@ -86,7 +87,16 @@ export const toolArtifactsConfigSchema = z
      * Path prefixes whose references free-text scanning recognises.
      * @default ["/mnt/user-data/"]
      */
-    sandboxPrefixes: z.array(z.string().min(1)).default(() => [...DEFAULT_SANDBOX_PREFIXES]),
+    sandboxPrefixes: z
+      .array(
+        // Extraction's own check, per prefix so the error names its index:
+        // a prefix it refuses would otherwise fail the first tool result.
+        z.string().superRefine((prefix, ctx) => {
+          const problem = sandboxPrefixesProblem([prefix]);
+          if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+        }),
+      )
+      .default(() => [...DEFAULT_SANDBOX_PREFIXES]),
   })
   // A misspelt switch would otherwise silently leave a behaviour on.
   .strict();
@@ -165,9 +175,14 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
   if (!isPlainObject(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
   if (!Object.hasOwn(input, "tool_artifacts")) return parseOrThrow(input, (k) => k);
-
   const section = (input as FileSection).tool_artifacts;
-  if (section !== undefined && section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
+  if (section === undefined) {
+    // A section that is undefined is no section (`{...options, tool_artifacts: file.tool_artifacts}`
+    // for a file without one): what is beside it is read and checked as the options.
+    const { tool_artifacts: _absent, ...options } = input as FileSection;
+    return parseOrThrow(options, (k) => k);
+  }
+  if (section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
   // Errors name a field as it was written: snake_case for the section's.
   const back = new Map<string, string>();

@@ -5,6 +5,7 @@
  */
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
+import { isHandle } from "./handles.js";
 import type { ArtifactEntry, ArtifactUpdate, TrimDirective } from "./types.js";
 
 /** Absolute ceiling of the registry, whatever the per-agent `maxEntries`. */
@@ -18,6 +19,48 @@ export function isEntry(item: unknown): item is ArtifactEntry {
   return typeof item === "object" && item !== null && !Array.isArray(item) && typeof (item as { handle?: unknown }).handle === "string";
 }
 
+/**
+ * Whether a registry item is an entry the middlewares can use: a handle of
+ * the handle form (any other is one no tool argument can name, and as raw
+ * text it could break a line of the context block) and a string `real_ref`
+ * (what resolution substitutes). Capture, resolution and projection all go
+ * by this one test, so a malformed entry a checkpoint holds is ignored alike
+ * by all three: never shown, never resolved, never counted as known.
+ */
+export function isUsableEntry(item: unknown): item is ArtifactEntry {
+  return isEntry(item) && isHandle(item.handle) && typeof item.real_ref === "string";
+}
+
+/**
+ * The usable entries of a stored registry, newest first, one per handle: the
+ * latest usable occurrence, as the reducer keeps it (a handle appears twice
+ * only in state some other writer left).
+ */
+export function currentEntries(stored: unknown): ArtifactEntry[] {
+  if (!Array.isArray(stored)) return [];
+  const seen = new Set<string>();
+  const out: ArtifactEntry[] = [];
+  for (let i = stored.length - 1; i >= 0; i--) {
+    const item: unknown = stored[i];
+    if (isUsableEntry(item) && !seen.has(item.handle)) {
+      seen.add(item.handle);
+      out.push(item);
+    }
+  }
+  return out;
+}
+
+/**
+ * The tool-call ids that used an entry: the strings of its `consumed_by`.
+ * Anything else stored there counts as absent, so it can neither break a
+ * round nor be spread into characters.
+ */
+export function consumersOf(entry: ArtifactEntry): string[] {
+  const stored: unknown = entry.consumed_by;
+  if (!Array.isArray(stored)) return [];
+  return stored.every((id) => typeof id === "string") ? (stored as string[]) : stored.filter((id): id is string => typeof id === "string");
+}
+
 function isTrimDirective(item: unknown): item is TrimDirective {
   if (typeof item !== "object" || item === null) return false;
   const { op, keep } = item as { op?: unknown; keep?: unknown };
@@ -29,15 +72,16 @@ function isTrimDirective(item: unknown): item is TrimDirective {
  * the same handle in place (latest wins, first-seen order kept) or is
  * appended; `{op: "trim_to", keep: N}` keeps the N most recent entries at
  * that point; anything else is ignored. The 1000-entry ceiling is enforced
- * after the whole update, and items of `existing` that are not entries are
- * dropped. Pure: neither argument is mutated.
+ * after the whole update. Items of `existing` that are not entries are
+ * dropped, also by an empty update, which otherwise leaves `existing` as it
+ * is. Pure: neither argument is mutated.
  */
 export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | undefined, update: readonly (ArtifactUpdate | unknown)[] | null | undefined): ArtifactEntry[] {
-  const base = Array.isArray(existing) ? (existing as ArtifactEntry[]) : [];
-  if (!Array.isArray(update) || update.length === 0) return base;
+  const base: unknown[] = Array.isArray(existing) ? (existing as unknown[]) : [];
+  // Only entries are kept: junk another writer left in the channel would
+  // otherwise stay in state, break the lookups below and count towards trims.
+  if (!Array.isArray(update) || update.length === 0) return base.every(isEntry) ? base : base.filter(isEntry);
 
-  // Only entries are kept: junk an older state left in the channel would
-  // otherwise break the lookups below and count towards trims.
   const out = base.filter(isEntry);
   // Positions are absolute in `out`; trims only advance `start`, so no
   // directive forces a re-index, and a position below `start` means evicted.
@@ -122,9 +166,13 @@ const artifactEntrySchema = z.looseObject({
 
 // Updates are validated before they reach the reducer; the reducer is the one
 // place that decides what is junk, so the input schemas accept any array and
-// never copy its items.
-const registryUpdateSchema = z.array(z.unknown()).default(() => []) as unknown as z.ZodType<ArtifactUpdate[]>;
-const ledgerUpdateSchema = z.array(z.unknown()).default(() => []) as unknown as z.ZodType<string[]>;
+// never copy its items. Anything else is taken as empty, not refused:
+// langchain copies the whole stored state into every invoke's input, so a
+// non-array value another writer left in a channel would otherwise fail
+// every later run of the thread.
+const anyArrayOrEmpty = () => z.array(z.unknown()).catch(() => []);
+const registryUpdateSchema = anyArrayOrEmpty() as unknown as z.ZodType<ArtifactUpdate[]>;
+const ledgerUpdateSchema = anyArrayOrEmpty() as unknown as z.ZodType<string[]>;
 
 /**
  * The two channels, ready for `createMiddleware({ stateSchema })`; agents

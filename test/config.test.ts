@@ -52,6 +52,8 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     [{ resolveHandlesInArgs: "false" }, "resolveHandlesInArgs"],
     [{ sandboxPrefixes: "/mnt/" }, "sandboxPrefixes"],
     [{ sandboxPrefixes: ["/ok/", ""] }, "sandboxPrefixes[1]"],
+    [{ sandboxPrefixes: ["/a\ud800/"] }, "sandboxPrefixes[0]"],
+    [{ sandboxPrefixes: ["/ok/", 5] }, "sandboxPrefixes[1]"],
     [{ piiRules: {} }, "piiRules"],
     [{ piiRules: [{ piiType: "email", strategy: "shred" }] }, "piiRules[0].strategy"],
     [{ piiRules: [{ piiType: "email" }, { piiType: "" }] }, "piiRules[1].piiType"],
@@ -61,6 +63,13 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     [{ piiRules: [{ piiType: "email", stratgy: "block" }] }, "piiRules[0].stratgy"],
   ])("rejects %j naming %s", (input, field) => {
     expect(fieldOf(() => parseToolArtifactsConfig(input as never))).toBe(field);
+  });
+
+  it("refuses a sandbox prefix extraction would refuse, saying why, instead of failing the first tool result", () => {
+    expect(() => parseToolArtifactsConfig({ sandboxPrefixes: ["/a\ud800/"] })).toThrow(/sandboxPrefixes\[0\]: sandbox prefix "\/a\\ud800\/" has a lone surrogate/);
+    expect(() => parseToolArtifactsConfig({ sandboxPrefixes: [""] })).toThrow(/sandboxPrefixes\[0\]: a sandbox prefix must not be empty/);
+    // Beside a file's section too.
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: {}, sandboxPrefixes: ["/ok/", "/b\udc00"] }))).toBe("sandboxPrefixes[1]");
   });
 
   it("says why a PII rule is unusable, in langchain's words", () => {
@@ -120,6 +129,12 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
     // A top-level `enabled` or `maxEntries` beside a section may be another part of the application's.
     expect(parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50, enabled: false } as never)).toEqual({ ...DEFAULTS, maxEntries: 200 });
+  });
+
+  it("takes a section that is undefined as no section: the options beside it are read and checked", () => {
+    expect(fieldOf(() => parseToolArtifactsConfig({ maxEntries: 5, tool_artifacts: undefined }))).toBe("maxEntries");
+    expect(parseToolArtifactsConfig({ maxEntries: 50, enabled: false, tool_artifacts: undefined })).toEqual({ ...DEFAULTS, maxEntries: 50, enabled: false });
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: undefined, maxEntry: 10 } as never))).toBe("maxEntry");
   });
 
   it("names the snake_case field it rejects", () => {

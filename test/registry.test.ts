@@ -56,6 +56,15 @@ describe("mergeToolArtifacts", () => {
     expect(handles(mergeToolArtifacts(stored, [...many, entry("b", { consumed_by: ["c2"] })]))).toEqual(["a", "b", ...many.map((e) => e.handle)]);
   });
 
+  it("never keeps junk of existing, also for an empty update, which leaves a clean registry as it is", () => {
+    const clean = [entry("a"), entry("b")];
+    expect(mergeToolArtifacts(clean, [])).toBe(clean);
+    expect(mergeToolArtifacts(clean, null)).toBe(clean);
+    const stored = [null, entry("a"), "art_00000000", { op: "trim_to", keep: 0 }, [entry("x")], { handle: 5 }, entry("b")] as unknown as ArtifactEntry[];
+    for (const update of [[], null, undefined]) expect(mergeToolArtifacts(stored, update)).toEqual(clean);
+    expect(stored).toHaveLength(7); // not modified
+  });
+
   it("trim_to keeps the N most recent entries at that point of the update", () => {
     const out = mergeToolArtifacts([entry("a"), entry("b"), entry("c")], [entry("d"), { op: "trim_to", keep: 2 }, entry("e")]);
     expect(handles(out)).toEqual(["c", "d", "e"]);

@@ -19,7 +19,7 @@ import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/
 import { extractArtifacts } from "../extract.js";
 import { findHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
-import { isEntry, toolArtifactsStateSchema } from "../registry.js";
+import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
@@ -283,9 +283,11 @@ function captureRound(
     return trimNeeded() ? { tool_artifacts: [{ op: "trim_to", keep: config.maxEntries }], tool_artifact_processed: [] } : undefined;
   }
 
-  // The registry plus this round's captures, handle → latest entry.
+  // The registry plus this round's captures, handle → entry: the entries
+  // resolution would resolve, and only those, so a call counts as consuming
+  // exactly what it could use.
   const known = new Map<string, ArtifactEntry>();
-  for (const entry of registry) if (isEntry(entry)) known.set(entry.handle, entry);
+  for (const entry of currentEntries(registry)) known.set(entry.handle, entry);
 
   const recorded = new Set<string>();
   for (const { message, memo } of results) {
@@ -318,8 +320,9 @@ function captureRound(
         missing = true;
         continue;
       }
-      if (callId === "" || entry.consumed_by?.includes(callId)) continue;
-      const updated: ArtifactEntry = { ...entry, consumed_by: [...(entry.consumed_by ?? []), callId] };
+      const consumers = consumersOf(entry);
+      if (callId === "" || consumers.includes(callId)) continue;
+      const updated: ArtifactEntry = { ...entry, consumed_by: [...consumers, callId] };
       known.set(handle, updated);
       consumed.set(handle, updated);
     }

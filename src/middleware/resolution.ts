@@ -9,8 +9,7 @@ import { createMiddleware, ToolMessage } from "langchain";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
-import { toolArtifactsStateSchema } from "../registry.js";
-import type { ArtifactEntry } from "../types.js";
+import { currentEntries, isUsableEntry, toolArtifactsStateSchema } from "../registry.js";
 
 export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
 
@@ -18,16 +17,18 @@ export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
 const LISTED = 10;
 
 /**
- * The references of `wanted` handles, newest entry first so a duplicate
- * handle resolves as the reducer would keep it. One pass over the registry
- * with a set probe is cheaper than indexing 1000 entries per call.
+ * The references of `wanted` handles: each from the handle's latest usable
+ * entry (newest first, as `currentEntries` picks it). One pass over the
+ * registry with a set probe is cheaper than indexing 1000 entries per call.
  */
-function lookUp(registry: readonly ArtifactEntry[], wanted: readonly string[]): Map<string, string> {
+function lookUp(registry: readonly unknown[], wanted: readonly string[]): Map<string, string> {
   const want = new Set(wanted);
   const found = new Map<string, string>();
   for (let i = registry.length - 1; i >= 0 && found.size < want.size; i--) {
     const entry = registry[i];
-    if (entry && want.has(entry.handle) && !found.has(entry.handle) && typeof entry.real_ref === "string") found.set(entry.handle, entry.real_ref);
+    // The set probe first: the full check runs only for the entries asked for.
+    const handle = (entry as { handle?: unknown } | null | undefined)?.handle;
+    if (typeof handle === "string" && want.has(handle) && !found.has(handle) && isUsableEntry(entry)) found.set(handle, entry.real_ref);
   }
   return found;
 }
@@ -36,15 +37,15 @@ function lookUp(registry: readonly ArtifactEntry[], wanted: readonly string[]): 
  * The refusal shown to the model. Handles only, no display names: this text
  * bypasses the projection's PII policy.
  */
-export function unknownHandlesMessage(missing: readonly string[], registry: readonly ArtifactEntry[]): string {
+export function unknownHandlesMessage(missing: readonly string[], registry: readonly unknown[]): string {
   const sorted = [...missing].sort();
   let named = sorted.slice(0, LISTED).join(", ");
   if (sorted.length > LISTED) named += ` and ${sorted.length - LISTED} more`;
-  const current: string[] = [];
-  for (let i = registry.length - 1; i >= 0 && current.length < LISTED; i--) {
-    const handle = registry[i]?.handle;
-    if (typeof handle === "string") current.push(handle);
-  }
+  // Only handles a call could use: stored text that is no handle (another
+  // writer's junk, an instruction) must not reach the model from here.
+  const current = currentEntries(registry)
+    .slice(0, LISTED)
+    .map((entry) => entry.handle);
   const available = current.length === 0 ? "No artifact handles are currently available." : `Current handles (most recent first): ${current.join(", ")}.`;
   return (
     `The tool was not run: unknown or expired artifact handle${sorted.length === 1 ? "" : "s"} ${named}. ${available} ` +
@@ -78,7 +79,7 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
       if (handles.length === 0) return handler(request);
 
       const stored: unknown = request.state.tool_artifacts;
-      const registry = Array.isArray(stored) ? (stored as ArtifactEntry[]) : [];
+      const registry: readonly unknown[] = Array.isArray(stored) ? stored : [];
       const refs = lookUp(registry, handles);
       if (refs.size < handles.length) {
         return new ToolMessage({
