@@ -5,9 +5,11 @@
  * before the policies and the tool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createAgent, createMiddleware, tool } from "langchain";
+import { createAgent, createMiddleware, humanInTheLoopMiddleware, tool } from "langchain";
+import { Command } from "@langchain/langgraph";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
+import { resolveHandles } from "../../src/handles.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { policyFingerprint } from "../../src/fingerprint.js";
 import { orderMiddleware } from "../../src/ordering.js";
@@ -126,5 +128,43 @@ describe("toolArtifactsMiddleware", () => {
     expect(refusal.status).toBe("error");
     expect(String(refusal.content)).toContain(foreign);
     expect((out.tool_artifacts as ArtifactEntry[]).map((e) => e.handle)).not.toContain(foreign);
+  });
+
+  it("under human review: the reviewer sees handles (the README's snippet shows the files), and approved or edited args are resolved when the call runs", async () => {
+    const { ran, tools, db } = setup();
+    let used: { report: string; chart: string } | undefined;
+    const model = new ScriptedChatModel([
+      { tool_calls: [{ name: "render", args: {} }] },
+      (messages) => {
+        used = { report: handleFor(messages, "report.md"), chart: handleFor(messages, "chart.png") };
+        return { tool_calls: [{ name: "publish", args: { files: [used.report], meta: { cover: used.chart } } }] };
+      },
+      { content: "published once" },
+      () => ({ tool_calls: [{ name: "publish", args: { files: [used!.report], meta: { cover: "none" } } }] }),
+      { content: "published twice" },
+    ]);
+    const agent = createAgent({
+      model,
+      tools,
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { publish: true } }), ...toolArtifactsMiddleware()],
+      stateSchema: toolArtifactsStateSchema,
+      checkpointer: db.saver,
+    });
+    const thread = { configurable: { thread_id: "review-thread" } };
+
+    const paused = await agent.invoke({ messages: [new HumanMessage("publish the report")] }, thread);
+    const [request] = (paused.__interrupt__ as Array<{ value: { actionRequests: Array<{ args: unknown }> } }>)[0]!.value.actionRequests;
+    expect(request!.args).toEqual({ files: [used!.report], meta: { cover: used!.chart } });
+    // What a review UI can show instead, as the README says.
+    const entries = (await agent.graph.getState(thread)).values.tool_artifacts as ArtifactEntry[];
+    expect(resolveHandles(request!.args, (h) => entries.find((e) => e.handle === h)?.real_ref)).toEqual({ files: [REPORT], meta: { cover: CHART } });
+
+    await agent.invoke(new Command({ resume: { decisions: [{ type: "approve" }] } }), thread);
+    expect(ran).toEqual([{ tool: "publish", args: { files: [REPORT], meta: { cover: CHART } } }]);
+
+    // The reviewer swaps in another handle: that one is resolved.
+    await agent.invoke({ messages: [new HumanMessage("again")] }, thread);
+    await agent.invoke(new Command({ resume: { decisions: [{ type: "edit", editedAction: { name: "publish", args: { files: [used!.chart], meta: { cover: `\`${used!.report}\`` } } } }] } }), thread);
+    expect(ran[1]).toEqual({ tool: "publish", args: { files: [CHART], meta: { cover: REPORT } } });
   });
 });
