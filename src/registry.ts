@@ -34,13 +34,14 @@ export function isUsableEntry(item: unknown): item is ArtifactEntry {
 /**
  * The usable entries of a stored registry, newest first, one per handle: the
  * latest usable occurrence, as the reducer keeps it (a handle appears twice
- * only in state some other writer left).
+ * only in state some other writer left). At most `limit` of them: a refusal
+ * lists ten, and should not pay for reading a full registry.
  */
-export function currentEntries(stored: unknown): ArtifactEntry[] {
+export function currentEntries(stored: unknown, limit = Infinity): ArtifactEntry[] {
   if (!Array.isArray(stored)) return [];
   const seen = new Set<string>();
   const out: ArtifactEntry[] = [];
-  for (let i = stored.length - 1; i >= 0; i--) {
+  for (let i = stored.length - 1; i >= 0 && out.length < limit; i--) {
     const item: unknown = stored[i];
     if (isUsableEntry(item) && !seen.has(item.handle)) {
       seen.add(item.handle);

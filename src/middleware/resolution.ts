@@ -43,9 +43,7 @@ export function unknownHandlesMessage(missing: readonly string[], registry: read
   if (sorted.length > LISTED) named += ` and ${sorted.length - LISTED} more`;
   // Only handles a call could use: stored text that is no handle (another
   // writer's junk, an instruction) must not reach the model from here.
-  const current = currentEntries(registry)
-    .slice(0, LISTED)
-    .map((entry) => entry.handle);
+  const current = currentEntries(registry, LISTED).map((entry) => entry.handle);
   const available = current.length === 0 ? "No artifact handles are currently available." : `Current handles (most recent first): ${current.join(", ")}.`;
   return (
     `The tool was not run: unknown or expired artifact handle${sorted.length === 1 ? "" : "s"} ${named}. ${available} ` +
