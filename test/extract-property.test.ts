@@ -161,12 +161,25 @@ const artifact = fc.oneof(
 const jsonContent = fc
   .tuple(fc.constantFrom("", " ", "\n\t "), fc.oneof(block, fc.array(block, { maxLength: 4 })))
   .map(([blank, v]) => blank + (JSON.stringify(v) ?? ""));
+/** A JSON object or array that is no block: what a tool returning an object gets as content (its keys may be references too). */
+const jsonText = fc
+  .tuple(
+    fc.constantFrom("", " ", "\n"),
+    fc.oneof(
+      fc.dictionary(fc.oneof(fc.constantFrom("path", "out", "note", "n"), refPiece), fc.oneof(someText, fc.nat(), fc.array(someText, { maxLength: 3 }), fc.dictionary(fc.constantFrom("url", "x"), someText, { maxKeys: 2 }))),
+      fc.array(fc.oneof(someText, fc.nat()), { minLength: 1, maxLength: 4 }),
+    ),
+    fc.constantFrom<[null, unknown]>([null, undefined], [null, 2]),
+  )
+  .map(([blank, value, [replacer, space]]) => blank + JSON.stringify(value, replacer, space as number));
 const message = fc.record(
   {
     content: fc.oneof(
       { weight: 2, arbitrary: someText },
       { weight: 3, arbitrary: fc.array(block, { minLength: 1, maxLength: 6 }) },
       jsonContent,
+      jsonText,
+      jsonText.map((text) => [{ type: "text", text }]),
       fc.constant(null),
     ),
     tool_call_id: fc.oneof(fc.string({ maxLength: 8 }), fc.constant(undefined)),
@@ -223,9 +236,15 @@ function parseOrUndefined(text: string): unknown {
   }
 }
 
+/** The strings of a parsed JSON value, keys included (the JSON text rule scans both). */
 function stringsIn(value: unknown, out: string[] = []): string[] {
   if (typeof value === "string") out.push(value);
-  else if (value !== null && typeof value === "object") for (const v of Object.values(value)) stringsIn(v, out);
+  else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      out.push(k);
+      stringsIn(v, out);
+    }
+  }
   return out;
 }
 
@@ -234,7 +253,8 @@ function textsOf(m: ToolMessageLike, o: Omit<ExtractOptions, "now">): string[] {
   if (o.detectRefsInText === false) return [];
   if (typeof m.content === "string") return [m.content, ...stringsIn(parseOrUndefined(m.content))];
   if (!Array.isArray(m.content)) return [];
-  return m.content.flatMap((b) => (typeof b === "string" ? [b] : b?.type === "text" && typeof b.text === "string" ? [b.text] : []));
+  const withJson = (text: string) => [text, ...stringsIn(parseOrUndefined(text))];
+  return m.content.flatMap((b) => (typeof b === "string" ? withJson(b) : b?.type === "text" && typeof b.text === "string" ? withJson(b.text) : []));
 }
 
 describe("extraction properties", () => {

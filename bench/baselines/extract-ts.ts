@@ -9,10 +9,11 @@
  * nothing). It serializes an oversized payload in full before rejecting it and
  * inherits the quadratic URL RegExp: never use it in the library.
  *
- * It follows extractArtifacts' two JSON rules (see src/extract.ts): string
+ * It follows extractArtifacts' three JSON rules (see src/extract.ts): string
  * content that is the JSON of a handled block (or a list of them) is read as
- * those blocks, and a text that is the JSON mirror of the structured payload
- * is not scanned.
+ * those blocks, a text that is the JSON mirror of the structured payload is
+ * not scanned, and any other text that is a JSON object or array is scanned as
+ * its strings (keys and values), one per line.
  */
 import { createHash } from "node:crypto";
 import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
@@ -141,6 +142,19 @@ function parseObjectOrArray(text: string): { value: unknown } | undefined {
   }
 }
 
+/** Every string of a parsed JSON value, each key before its value (recursive: the oracle's inputs are shallow). */
+function jsonWords(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) for (const v of value) jsonWords(v, out);
+  else if (isObject(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      out.push(k);
+      jsonWords(v, out);
+    }
+  }
+  return out;
+}
+
 const isHandledBlock = (v: unknown) => isObject(v) && !Array.isArray(v) && typeof v.type === "string" && BLOCK_TYPES.includes(v.type);
 
 /** String content that is the JSON of one handled block, or of a non-empty list of them, as those blocks. */
@@ -210,7 +224,9 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
     if (payload !== undefined && isJsonMirror(t, payload)) return;
-    for (const r of regexpScanText(t, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
+    const parsed = parseObjectOrArray(t);
+    const scanned = parsed === undefined ? t : jsonWords(parsed.value).join("\n");
+    for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
   };
   if (typeof content === "string") text(content);
   else if (Array.isArray(content)) {
