@@ -39,6 +39,7 @@
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
 import { scanText } from "./engine/scan.js";
+import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
 import { displayName, scanOptionsProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
@@ -316,26 +317,55 @@ function structuredRefs(
 }
 
 /**
- * The JSON text rule: what the free-text scan reads of a JSON object or array
- * (a tool that returns an object gets its JSON as content): its strings, keys
- * and values, one per line. Scanned as written, `{"path":"/mnt/user-data/a.csv","size":1}`
- * would give `/mnt/user-data/a.csv","size":1` (a path runs to the next blank).
- * Iterative: parsed JSON may nest deeper than the stack.
+ * The strings of parsed JSON, keys included, one per line, each key before
+ * its value; with `skipKnown`, not the strings the structured walk reads
+ * (values of KNOWN_KEYS, and string items of a list under one). Iterative:
+ * parsed JSON may nest deeper than the stack.
  */
-function jsonStrings(root: object): string {
+function jsonStrings(root: object, skipKnown: boolean): string {
   const words: string[] = [];
   const stack: unknown[] = [root];
+  const walked = (key: string, value: unknown) => skipKnown && KNOWN_KEYS.has(key) && (typeof value === "string" || Array.isArray(value));
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === "string") words.push(value);
     else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
     else if (isObject(value)) {
       const keys = Object.keys(value);
-      // Pushed value first, so that each key is read before its value.
-      for (let i = keys.length - 1; i >= 0; i--) stack.push((value as Record<string, unknown>)[keys[i]], keys[i]);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i];
+        let member = (value as Record<string, unknown>)[key];
+        // A list under a known key keeps its non-string items: the walk reads only its strings.
+        if (walked(key, member)) member = Array.isArray(member) ? member.filter((item) => typeof item !== "string") : undefined;
+        // Pushed value first, so that each key is read before its value.
+        stack.push(member, key);
+      }
     }
   }
   return words.join("\n");
+}
+
+/**
+ * The JSON text rule: a text that is a JSON object or array (a tool that
+ * returns an object gets its JSON as content) is read as its data, not as
+ * written. Scanned as written, `{"path":"/mnt/user-data/my report.csv","size":1}`
+ * would give `/mnt/user-data/my` (a path runs to the next blank) or, without
+ * the space, `…","size":1`. So the values of the structured keys go through
+ * the structured walk and its gates, whole (no `data` entry: the text is not
+ * a structured payload), and every other string is free text. Over the walk's
+ * budgets, every string is free text. Returns the free text.
+ */
+function jsonTextRefs(value: object, out: Entries): string {
+  let walk;
+  try {
+    walk = walkStructured(value);
+  } catch (error) {
+    out.engineFailed(error);
+    return jsonStrings(value, false);
+  }
+  if (walk.status !== "ok") return jsonStrings(value, false);
+  for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
+  return jsonStrings(value, true);
 }
 
 /** `parsed`: parseJsonText(text), when the caller has it. */
@@ -343,9 +373,10 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
   if (!out.scan) return;
   const value = parsed ?? parseJsonText(text);
   if (out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson)) return;
+  const free = value === NOT_JSON ? text : jsonTextRefs(value, out);
   let refs;
   try {
-    refs = scanText(value === NOT_JSON ? text : jsonStrings(value), out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
+    refs = scanText(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
   } catch (error) {
     if (error instanceof TypeError) throw error; // a bad sandbox prefix: the caller's bug, not odd data
     out.engineFailed(error); // the engine could not take this text: it adds nothing

@@ -532,9 +532,35 @@ describe("JSON text (beyond DESIGN's letter)", () => {
     expect(refs(extractArtifacts(message, { threadId: "t" }))).toEqual(["/mnt/user-data/report.csv", "/mnt/user-data/a.png", "/mnt/user-data/b.png"]);
   });
 
-  it("keys are read before their values, and every sandbox path comes before every URL, as in one text", () => {
-    const content = JSON.stringify({ "/mnt/user-data/by-key.csv": { url: "https://x.io/a.png" }, log: "wrote /mnt/user-data/a.txt\nthen /mnt/user-data/b.txt" });
-    expect(refs(extract({ content }))).toEqual(["/mnt/user-data/by-key.csv", "/mnt/user-data/a.txt", "/mnt/user-data/b.txt", "https://x.io/a.png"]);
+  it("structured keys are read as in a structured payload, whole and through its gates, then the other strings as one text", () => {
+    const content = JSON.stringify({
+      "/mnt/user-data/by-key.csv": { url: "https://x.io/api/items" },
+      log: "wrote /mnt/user-data/a.txt\nthen https://x.io/b.png and /mnt/user-data/b.txt",
+      path: "/mnt/user-data/my report.csv",
+      files: ["relative.csv", "data:text/plain,x", { note: "/mnt/user-data/in-list.txt" }],
+      job_id: "job-7",
+    });
+    expect(extract({ content }).map((e) => [e.artifact_type, e.real_ref])).toEqual([
+      ["file", "https://x.io/api/items"],
+      ["file", "/mnt/user-data/my report.csv"],
+      ["task", "job-7"],
+      ["file", "/mnt/user-data/by-key.csv"],
+      ["file", "/mnt/user-data/a.txt"],
+      ["file", "/mnt/user-data/b.txt"],
+      ["file", "/mnt/user-data/in-list.txt"],
+      ["file", "https://x.io/b.png"],
+    ]);
+  });
+
+  it("a value under a structured key that its gate refuses is not scanned as text either", () => {
+    expect(extract({ content: JSON.stringify({ url: "see /mnt/user-data/a.csv", path: "x\n/mnt/user-data/b.csv" }) })).toEqual([]);
+  });
+
+  it("past the walk's budgets every string is text", () => {
+    const content = JSON.stringify({ path: "/mnt/user-data/a.csv", pad: new Array(1100).fill(0) });
+    expect(refs(extract({ content }))).toEqual(["/mnt/user-data/a.csv"]);
+    const spaced = JSON.stringify({ path: "/mnt/user-data/my report.csv", pad: new Array(1100).fill(0) });
+    expect(refs(extract({ content: spaced }))).toEqual(["/mnt/user-data/my"]);
   });
 
   it("escapes are read as JSON reads them (Python's json.dumps escapes non-ASCII)", () => {

@@ -12,8 +12,9 @@
  * It follows extractArtifacts' three JSON rules (see src/extract.ts): string
  * content that is the JSON of a handled block (or a list of them) is read as
  * those blocks, a text that is the JSON mirror of the structured payload is
- * not scanned, and any other text that is a JSON object or array is scanned as
- * its strings (keys and values), one per line.
+ * not scanned, and any other text that is a JSON object or array is read as
+ * its data: the structured walk's references (no data entry), then its other
+ * strings (keys and values) scanned as free text, one per line.
  */
 import { createHash } from "node:crypto";
 import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
@@ -142,14 +143,25 @@ function parseObjectOrArray(text: string): { value: unknown } | undefined {
   }
 }
 
-/** Every string of a parsed JSON value, each key before its value (recursive: the oracle's inputs are shallow). */
-function jsonWords(value: unknown, out: string[] = []): string[] {
+/**
+ * Every string of a parsed JSON value, each key before its value, but with
+ * `skipKnown` not the strings the walk reads under a known key (recursive:
+ * the oracle's inputs are shallow).
+ */
+function jsonWords(value: unknown, skipKnown: boolean, out: string[] = []): string[] {
   if (typeof value === "string") out.push(value);
-  else if (Array.isArray(value)) for (const v of value) jsonWords(v, out);
+  else if (Array.isArray(value)) for (const v of value) jsonWords(v, skipKnown, out);
   else if (isObject(value)) {
     for (const [k, v] of Object.entries(value)) {
       out.push(k);
-      jsonWords(v, out);
+      const walked = skipKnown && (FILE_KEYS.has(k) || TASK_KEYS.has(k));
+      if (!walked) {
+        jsonWords(v, skipKnown, out);
+      } else if (Array.isArray(v)) {
+        for (const item of v) if (typeof item !== "string") jsonWords(item, skipKnown, out);
+      } else if (typeof v !== "string") {
+        jsonWords(v, skipKnown, out);
+      }
     }
   }
   return out;
@@ -225,7 +237,12 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
     if (!scanText || typeof t !== "string") return;
     if (payload !== undefined && isJsonMirror(t, payload)) return;
     const parsed = parseObjectOrArray(t);
-    const scanned = parsed === undefined ? t : jsonWords(parsed.value).join("\n");
+    let scanned = t;
+    if (parsed !== undefined) {
+      const walk = baselineWalkStructured(parsed.value);
+      if (walk.status === "ok") found.push(...walk.refs);
+      scanned = jsonWords(parsed.value, walk.status === "ok").join("\n");
+    }
     for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
   };
   if (typeof content === "string") text(content);
