@@ -68,10 +68,10 @@ const WORDS = memory.data<u8>([
   110, 97, 109, 101, 34, 58, 44, 34, 114, 101, 97, 108, 95, 114, 101, 102, 34, 58, 44, 34, 109, 105, 109, 101,
   95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10, 99,
   111, 110, 115, 116, 114, 117, 99, 116, 111, 114, 84, 111, 111, 108, 77, 101, 115, 115, 97, 103, 101, 84, 111, 111,
-  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107,
+  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107, 114, 101, 115, 111, 117, 114, 99, 101,
 ]);
-const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429]);
-const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16]);
+const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429, 445]);
+const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16, 8]);
 
 // Keys (ids 0..23, one bit each in a key set).
 const K_THREAD_ID: u32 = 0;
@@ -121,6 +121,7 @@ const W_END: u32 = 41; // }\n
 const W_CONSTRUCTOR: u32 = 42;
 const W_TOOL_MESSAGE: u32 = 43;
 const W_TOOL_MESSAGE_CHUNK: u32 = 44;
+const W_RESOURCE: u32 = 45;
 
 @inline function wordAt(w: u32): usize {
   return WORDS + <usize>load<u16>(WORD_AT + (<usize>w << 1));
@@ -751,7 +752,9 @@ function block(): bool {
   if (!isFile && !tokenIs(ts, te, W_IMAGE)) return true;
   if (has(K_SOURCE_TYPE)) {
     if (!plainOrAbsent(K_SOURCE_TYPE)) return false;
-    if (slotKind(K_SOURCE_TYPE) != V_STRING || !tokenIs(slotStart(K_SOURCE_TYPE), slotEnd(K_SOURCE_TYPE), K_URL)) return true;
+    // Embedded data gives nothing, but an embedded resource's metadata.uri
+    // does (extract.ts's blockRef): the host reads such blocks.
+    if (slotKind(K_SOURCE_TYPE) != V_STRING || !tokenIs(slotStart(K_SOURCE_TYPE), slotEnd(K_SOURCE_TYPE), K_URL)) return false;
   }
   // The url and its mime type: the block's own (mimeType before mime_type),
   // or else its source object's (mime_type before mimeType).
@@ -807,7 +810,8 @@ function blocks(start: usize, end: usize): bool {
  * The payload [start, end) of the result's artifact, in extract.ts's order:
  * the first mcp_structured_content item's non-null data, or a Python-style
  * artifact's non-null structured_content. Packed (start, end); 0: none;
- * 1: left to the host.
+ * 1: left to the host (also for an artifact list holding a content block or
+ * an embedded resource).
  */
 function payloadOf(start: usize, end: usize, kind: u32): u64 {
   if (kind == V_OBJECT) {
@@ -816,20 +820,26 @@ function payloadOf(start: usize, end: usize, kind: u32): u64 {
     return k == 0 || k == V_NULL ? 0 : pack(slotStart(K_STRUCTURED_CONTENT), <u32>slotEnd(K_STRUCTURED_CONTENT));
   }
   if (kind != V_ARRAY) return 0;
+  let found: u64 = 0;
   for (let p = firstItem(start, end); p != 0; ) {
     if (<u32>load<u8>(p) == LBRACE) {
       const q = fields(p, end, ITEM_KEYS, SET_OTHER);
       if (q == 0) return 1;
       if (slotKind(K_TYPE) == V_STRING) {
         if (!plainOrAbsent(K_TYPE)) return 1;
+        const ts = slotStart(K_TYPE);
+        const te = slotEnd(K_TYPE);
+        // A content block or an embedded resource the adapter moved here
+        // (extract.ts's artifactRefs): the host reads those.
+        if (tokenIs(ts, te, W_FILE) || tokenIs(ts, te, W_IMAGE) || tokenIs(ts, te, K_IMAGE_URL) || tokenIs(ts, te, K_TEXT) || tokenIs(ts, te, W_RESOURCE)) return 1;
         const k = slotKind(K_DATA);
-        if (tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_MCP) && k != 0 && k != V_NULL) return pack(slotStart(K_DATA), <u32>slotEnd(K_DATA));
+        if (found == 0 && tokenIs(ts, te, W_MCP) && k != 0 && k != V_NULL) found = pack(slotStart(K_DATA), <u32>slotEnd(K_DATA));
       }
       p = q;
     } else p = skipValue(p, end);
     p = nextItem(p, end);
   }
-  return 0;
+  return found;
 }
 
 const P_HOST: u32 = 1; // escaped, duplicate or integer-like keys, or nested past KEY_LEVELS

@@ -394,9 +394,16 @@ function blockRef(block: object, type: unknown, out: Entries): void {
     const inner = read(block, "image_url");
     ref = typeof inner === "string" ? inner : read(inner, "url");
   } else {
-    const sourceType = read(block, "source_type");
-    if (sourceType !== undefined && sourceType !== "url") return;
     if (type === "file") kind = "file";
+    const sourceType = read(block, "source_type");
+    if (sourceType !== undefined && sourceType !== "url") {
+      // Embedded data (base64, text) is never captured; an embedded
+      // resource's uri (mcp-adapters keeps it as metadata.uri) names it.
+      ref = read(read(block, "metadata"), "uri");
+      mime = asString(read(block, "mime_type")) ?? asString(read(block, "mimeType"));
+      if (typeof ref === "string" && isReference(ref)) out.add(kind, ref, undefined, mime);
+      return;
+    }
     ref = read(block, "url");
     if (typeof ref === "string") mime = asString(read(block, "mimeType")) ?? asString(read(block, "mime_type"));
     else {
@@ -421,6 +428,28 @@ function blockRefs(blocks: unknown[], out: Entries): void {
       if (typeof text === "string") textRefs(text, out);
     } else if (type === "file" || type === "image" || type === "image_url") {
       blockRef(block, type, out);
+    }
+  }
+}
+
+/**
+ * Content blocks `@langchain/mcp-adapters` moved to the artifact array (its
+ * `outputHandling: "artifact"`; embedded resources go there by default), read
+ * after the content by the same rules. An embedded resource in the adapter's
+ * own shape, `{type: "resource", resource: {uri, mimeType, text | blob}}`,
+ * gives its uri, never its data.
+ */
+function artifactRefs(artifact: unknown, out: Entries): void {
+  const list = items(artifact);
+  if (!list) return;
+  for (const item of list) {
+    const type = read(item, "type");
+    if (type === "resource") {
+      const resource = read(item, "resource");
+      const uri = read(resource, "uri");
+      if (typeof uri === "string" && isReference(uri)) out.add("file", uri, undefined, asString(read(resource, "mimeType")));
+    } else if (BLOCK_TYPES.has(type)) {
+      blockRefs([item], out);
     }
   }
 }
@@ -467,12 +496,14 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
 
   const parsed = typeof content === "string" ? parseJsonText(content) : NOT_JSON;
   const blocks = typeof content === "string" ? jsonBlocks(parsed) : items(content);
-  const payload = structuredPayload(read(message, "artifact"), blocks);
+  const artifact = read(message, "artifact");
+  const payload = structuredPayload(artifact, blocks);
   const onEngineFailure = read(options, "onEngineFailure") as ExtractOptions["onEngineFailure"];
   const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
   if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out, parsed);
+  artifactRefs(artifact, out);
 
   const entries = out.list;
   const { threadId } = options;

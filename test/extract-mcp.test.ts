@@ -89,10 +89,10 @@ describe.each([
     expect(summary(extract(m))).toEqual([["file", FIXTURE.link_resource.uri, "results.csv", FIXTURE.link_resource.mimeType]]);
   });
 
-  it("an embedded blob resource gives no entry", async () => {
+  it("an embedded blob resource, which the adapter puts in the artifact, gives its uri and never its data", async () => {
     const m = await mcp.call("embed_blob");
     expect(JSON.stringify(m.artifact)).toContain(FIXTURE.embed_blob.blob); // the blob did arrive
-    expect(extract(m)).toEqual([]);
+    expect(summary(extract(m))).toEqual([["file", FIXTURE.embed_blob.uri, "archive.zip", FIXTURE.embed_blob.mimeType]]);
   });
 
   it("a base64 image gives no entry", async () => {
@@ -142,6 +142,33 @@ describe.each([
       for (const e of extract(await mcp.call(tool.name, { path: "/mnt/user-data/in/data.csv" }))) {
         if (e.artifact_type !== "data") expect(e.real_ref, tool.name).not.toMatch(/["{}]/);
       }
+    }
+  });
+});
+
+// With legacy blocks the adapter reads a moved resource link as a resource (resources/read), which the fixture server does not serve.
+describe('outputHandling: "artifact" with standard blocks (the adapter moves content blocks to the artifact)', () => {
+  let moved: FixtureMcp;
+  let plain: FixtureMcp;
+  beforeAll(async () => {
+    [moved, plain] = await Promise.all([connectFixtureMcp({ outputHandling: "artifact", useStandardContentBlocks: true }), connectFixtureMcp({ useStandardContentBlocks: true })]);
+  });
+  afterAll(async () => {
+    await Promise.all([moved?.close(), plain?.close()]);
+  });
+
+  it("a resource link moved to the artifact is still a file entry with its MIME type", async () => {
+    const m = await moved.call("link_resource");
+    expect(JSON.stringify(m.artifact)).toContain(FIXTURE.link_resource.uri);
+    expect(summary(extract(m))).toEqual([["file", FIXTURE.link_resource.uri, "results.csv", FIXTURE.link_resource.mimeType]]);
+  });
+
+  it("every tool gives the same references as with its content in place, and nothing embedded", async () => {
+    for (const tool of plain.tools) {
+      const refsOf = async (mcp: FixtureMcp) => extract(await mcp.call(tool.name, { path: "/mnt/user-data/in/data.csv" })).map((e) => [e.artifact_type, e.real_ref]);
+      const got = await refsOf(moved);
+      expect(got.sort(), tool.name).toEqual((await refsOf(plain)).sort());
+      expectNoEmbeddedPayload(extract(await moved.call(tool.name, { path: "/x" })));
     }
   });
 });

@@ -141,6 +141,8 @@ const block = fc.oneof(
   fc.tuple(fc.constantFrom("file", "image"), refLike, mime).map(([type, url, m]) => ({ type, source: { url, mime_type: m } })),
   refLike.map((url) => ({ type: "image_url", image_url: { url } })),
   refLike.map((url) => ({ type: "image_url", image_url: url })),
+  // An embedded resource as mcp-adapters' standard blocks carry it: data, and its uri in metadata.
+  fc.tuple(fc.constantFrom("file", "image"), refLike, mime, fc.constantFrom("base64", "text")).map(([type, uri, m, st]) => ({ type, source_type: st, data: "AA==", text: "/mnt/user-data/inside.txt", mime_type: m, metadata: { uri } })),
   fc.constantFrom(
     { type: "image", source_type: "base64", data: "iVBORw0KGgo=", mime_type: "image/png" },
     { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
@@ -153,9 +155,16 @@ const block = fc.oneof(
 const artifact = fc.oneof(
   fc.constant(undefined),
   payload.map((p) => ({ structured_content: p })),
-  fc.array(fc.oneof(payload.map((data) => ({ type: "mcp_structured_content", data })), fc.constant({ type: "mcp_meta", data: { path: "/meta" } })), {
-    maxLength: 3,
-  }),
+  fc.array(
+    fc.oneof(
+      payload.map((data) => ({ type: "mcp_structured_content", data })),
+      fc.constant({ type: "mcp_meta", data: { path: "/meta" } }),
+      // What the adapter moves out of content: blocks, and embedded resources in its own shape.
+      block,
+      fc.tuple(refLike, mime).map(([uri, m]) => ({ type: "resource", resource: { uri, mimeType: m, blob: "AA==" } })),
+    ),
+    { maxLength: 3 },
+  ),
 );
 /** String content that is JSON: of one block, of a list of blocks (handled or not), after JSON blanks. */
 const jsonContent = fc

@@ -466,6 +466,11 @@ const CASES: Case[] = [
     M('"content":[{"type":"text","text":"{\\"path\\":\\"/mnt/user-data/a.csv\\",\\"size\\":12}"},"[\\"/mnt/user-data/b.csv\\", 1]"]'),
     M('"content":' + JSON.stringify(JSON.stringify({ path: "/mnt/user-data/c.csv", size: 12, files: ["/mnt/user-data/d.csv"] }))),
   ].join("\n"), { entries: 4 }],
+  ["blocks and embedded resources the adapter moved to the artifact", [
+    M('"content":"","artifact":[{"type":"file","source_type":"url","url":"https://x.io/moved.pdf","mime_type":"application/pdf"},{"type":"text","text":"see /mnt/user-data/moved.txt"},{"type":"mcp_structured_content","data":{"path":"/mnt/user-data/p.csv"}}]'),
+    M('"content":"ok","artifact":[{"type":"resource","resource":{"uri":"https://x.io/blob.zip","blob":"UEsDBA==","mimeType":"application/zip"}},{"type":"mcp_meta","data":{"path":"/meta"}}]'),
+    M('"content":[{"type":"file","source_type":"base64","data":"UEsDBA==","mime_type":"application/zip","metadata":{"uri":"https://x.io/embedded.zip"}},{"type":"image","source_type":"base64","data":"AAAA","mime_type":"image/png"}]'),
+  ].join("\n"), { entries: 5 }],
   ["text mirroring the payload is not scanned", M('"content":[{"type":"text","text":"{\\"path\\":\\"/mnt/user-data/a.csv\\",\\"n\\":1}"}],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv","n":1.0}}'), { entries: 1 }],
   ["pretty-printed mirror, and a near miss that is scanned", M('"content":["{\\n  \\"path\\": \\"/mnt/user-data/a.csv\\"\\n}","{\\"path\\":\\"/mnt/user-data/b.csv\\",\\"x\\":1}"],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv"}}'), { entries: 2 }],
   ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 0 }],

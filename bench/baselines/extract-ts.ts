@@ -210,8 +210,12 @@ function blockRef(block: Record<string, unknown>): Found | undefined {
     return ref === undefined ? undefined : { type: "image", ref };
   }
   if (block.type !== "file" && block.type !== "image") return undefined;
-  if (block.source_type !== undefined && block.source_type !== "url") return undefined;
   const type: ArtifactType = block.type === "image" ? "image" : "file";
+  if (block.source_type !== undefined && block.source_type !== "url") {
+    // Embedded data: only the uri an embedded resource keeps in its metadata.
+    const uri = isObject(block.metadata) ? block.metadata.uri : undefined;
+    return typeof uri === "string" ? { type, ref: uri, mime: str(block.mime_type) ?? str(block.mimeType) } : undefined;
+  }
   if (typeof block.url === "string") return { type, ref: block.url, mime: str(block.mimeType) ?? str(block.mime_type) };
   if (isObject(block.source) && typeof block.source.url === "string") {
     return { type, ref: block.source.url, mime: str(block.source.mime_type) ?? str(block.source.mimeType) };
@@ -245,14 +249,27 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
     }
     for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
   };
-  if (typeof content === "string") text(content);
-  else if (Array.isArray(content)) {
-    for (const block of content) {
+  const blocks = (list: unknown[]) => {
+    for (const block of list) {
       if (typeof block === "string") text(block);
       else if (isObject(block) && block.type === "text") text(block.text);
       else if (isObject(block)) {
         const ref = blockRef(block);
         if (ref && baselineIsReference(ref.ref)) found.push(ref);
+      }
+    }
+  };
+  if (typeof content === "string") text(content);
+  else if (Array.isArray(content)) blocks(content);
+  // What the MCP adapter moved to the artifact: content blocks, and embedded resources by their uri.
+  if (Array.isArray(message.artifact)) {
+    for (const item of message.artifact) {
+      if (!isObject(item)) continue;
+      if (item.type === "resource") {
+        const uri = isObject(item.resource) ? item.resource.uri : undefined;
+        if (baselineIsReference(uri)) found.push({ type: "file", ref: uri, mime: isObject(item.resource) ? str(item.resource.mimeType) : undefined });
+      } else if (typeof item.type === "string" && BLOCK_TYPES.includes(item.type)) {
+        blocks([item]);
       }
     }
   }

@@ -32,11 +32,14 @@ export interface FixtureMcp {
 export interface FixtureMcpOptions {
   /** mcp-adapters' switch between legacy (`image_url` data URLs) and standard content blocks. */
   useStandardContentBlocks?: boolean;
+  /** mcp-adapters' `outputHandling`: where each MCP content type goes, the ToolMessage's content or its artifact. */
+  outputHandling?: "content" | "artifact" | Partial<Record<"text" | "image" | "audio" | "resource" | "resource_link", "content" | "artifact">>;
 }
 
 export async function connectFixtureMcp(options: FixtureMcpOptions = {}): Promise<FixtureMcp> {
   const client = new MultiServerMCPClient({
     useStandardContentBlocks: options.useStandardContentBlocks ?? false,
+    ...(options.outputHandling === undefined ? {} : { outputHandling: options.outputHandling }),
     mcpServers: {
       fixture: {
         transport: "stdio",
