@@ -1,12 +1,20 @@
 /**
  * Delegation (DESIGN §9). Registries and ledgers are agent-local: a
- * sub-agent starts from a fresh state that carries only its task messages,
- * runs under its own thread id, and hands back only its final answer text.
- * Its `tool_artifacts` / `tool_artifact_processed` never reach the lead, so a
- * child handle echoed in a report is unknown to the lead (resolution rejects
- * it) while the concrete paths in the report are captured by the lead under
- * lead handles. Lead handles in `task` arguments are resolved by the lead's
- * resolution middleware before the tool runs, like any tool's.
+ * sub-agent starts from a fresh state that carries only its task messages
+ * and hands back only its report. Its `tool_artifacts` /
+ * `tool_artifact_processed` never reach the lead, so a child handle echoed in
+ * a report is unknown to the lead (resolution rejects it) while the concrete
+ * paths in the report are captured by the lead under lead handles. Lead
+ * handles in `task` arguments are resolved by the lead's resolution
+ * middleware before the tool runs, like any tool's.
+ *
+ * Where the child's state lives: invoked inside the lead's tool, the child
+ * runs as a LangGraph subgraph of the lead's run, so LangGraph lends it the
+ * lead's checkpointer. Its checkpoints go there, under its thread id
+ * (`childThreadId`) and a `checkpoint_ns` of the lead's tools node
+ * (`tools:<task id>`); a checkpointer the child was created with is used only
+ * when the lead has none. This is what lets an `interrupt()` inside the child
+ * pause the lead, and resuming the lead continue the child where it stopped.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
@@ -24,12 +32,23 @@ export interface SubAgent {
 /**
  * The initial state of a sub-agent: the task messages and nothing else.
  * Never copies the lead's registry or ledger, whatever the caller holds.
+ *
+ * A string is one human message. An array is the message list itself, read
+ * as `createAgent` reads its `messages` input: `["user", "text"]` is two
+ * human messages, and a single [role, content] pair goes in a list,
+ * `[["user", "text"]]`. An empty list, and a message whose content is neither
+ * a string nor an array of content blocks, throw a TypeError.
  */
 export function buildChildInitialState(taskMessages: string | BaseMessage | readonly BaseMessage[]): { messages: BaseMessage[] } {
   if (typeof taskMessages === "string") return { messages: [new HumanMessage(taskMessages)] };
   const messages: unknown[] = Array.isArray(taskMessages) ? [...taskMessages] : [taskMessages];
-  // Caught here, not deep inside the child agent's first step.
+  // Caught here, not deep inside the child agent's first step or at the
+  // provider, which rejects a call with no messages or with null content.
+  if (messages.length === 0) throw new TypeError("buildChildInitialState: expected at least one message, got an empty array");
   if (!messages.every(isMessageLike)) throw new TypeError("buildChildInitialState: expected a string, a message or an array of messages");
+  if (!messages.every((m) => isContent(contentOf(m)))) {
+    throw new TypeError("buildChildInitialState: expected each message's content to be a string or an array of content blocks");
+  }
   return { messages: messages as BaseMessage[] };
 }
 
@@ -41,23 +60,41 @@ const isMessageLike = (m: unknown): boolean =>
   typeof m === "string" ||
   (Array.isArray(m) ? m.length === 2 && typeof m[0] === "string" : typeof m === "object" && m !== null && "content" in m && !("messages" in m));
 
+/** The content of a message-like (see `isMessageLike`). */
+const contentOf = (m: unknown): unknown => (typeof m === "string" ? m : Array.isArray(m) ? m[1] : (m as { content: unknown }).content);
+
+/** The two forms of LangChain.js message content. */
+const isContent = (content: unknown): boolean => typeof content === "string" || Array.isArray(content);
+
 /**
- * The child's thread id: derived from the lead's thread and the `task` call,
- * so it is stable for one delegation, distinct across delegations, and the
- * child's handles (seeded by its thread id) never coincide with the lead's.
+ * The child's thread id: the `configurable.thread_id` its run sees. Derived
+ * from the lead's thread (`detached` for a lead without one) and the `task`
+ * call, so it is stable for one delegation (an interrupted child resumes
+ * under it), distinct across delegations, and the child's handles (seeded by
+ * its thread id) never coincide with the lead's. It keys checkpoints in the
+ * lead's checkpointer (see the file comment), not a thread of a checkpointer
+ * of the child's own: `child.graph.getState({configurable: {thread_id}})`
+ * finds nothing, `leadCheckpointer.list({configurable: {thread_id}})` lists them.
  */
 export function childThreadId(parentThreadId: unknown, toolCallId: string): string {
   const parent = typeof parentThreadId === "string" && parentThreadId !== "" ? parentThreadId : "detached";
   return `${parent}/task/${toolCallId}`;
 }
 
-/** The final answer of a finished agent: the text of its last AI message. */
-function finalAnswer(result: unknown): string | undefined {
+/**
+ * The report of a finished agent: the text of the AI or tool message it ended
+ * on. `createAgent` ends on a tool message only after a `returnDirect` tool
+ * succeeded, and that result is the output the child was built to give (the
+ * AI message before it only asked for the call). An agent that ended on a
+ * failed tool result has no report.
+ */
+function finalReport(result: unknown): string | undefined {
   const messages = (result as { messages?: unknown } | null)?.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if (AIMessage.isInstance(message)) return message.text;
+    if (ToolMessage.isInstance(message)) return message.status === "error" ? undefined : message.text;
   }
   return undefined;
 }
@@ -84,10 +121,14 @@ const DEFAULT_DESCRIPTION =
 /**
  * A LangChain.js tool named `task` (`{subagent_type, description}`) that runs
  * the named sub-agent from `buildChildInitialState(description)` under
- * `childThreadId(<lead thread>, <tool call id>)` and returns its final answer.
- * An unknown `subagent_type`, or a child that ends without an answer, gives
- * an error tool result naming the problem; an exception inside the child
- * propagates like any tool's.
+ * `childThreadId(<lead thread>, <tool call id>)` and returns its report: the
+ * text of its final AI message, or of the tool result it ended on when its
+ * last step was a `returnDirect` tool. The report is an ordinary tool result
+ * of the lead, so the lead's capture scans it.
+ * An unknown `subagent_type`, or a child that ends without a report (blank
+ * text, or a failed tool result), gives an error tool result naming the
+ * problem; an exception inside the child propagates like any tool's, and an
+ * `interrupt()` inside it pauses the lead.
  *
  * @example
  * ```ts
@@ -118,9 +159,9 @@ export function createTaskTool(options: TaskToolOptions) {
         callbacks: runtime.callbacks,
         signal: runtime.signal,
       });
-      const answer = finalAnswer(result);
-      if (answer === undefined || answer.trim() === "") return fail(`Sub-agent ${JSON.stringify(subagent_type)} finished without a final answer.`, toolCallId);
-      return answer;
+      const report = finalReport(result);
+      if (report === undefined || report.trim() === "") return fail(`Sub-agent ${JSON.stringify(subagent_type)} finished without a final answer.`, toolCallId);
+      return report;
     },
     {
       name: TASK_TOOL_NAME,

@@ -1,28 +1,49 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph";
+import { Command, interrupt, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
+import { childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
 import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { ScriptedChatModel, type ScriptedStep } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
+import { tempSqliteSaver, type TempSqliteSaver } from "./support/sqlite.js";
 
 const LEAD_INPUT = "/mnt/user-data/lead/input.csv";
 const CHILD_OUTPUT = "/mnt/user-data/child/summary.txt";
 
-/** The handle the hidden context block lists for a display name (what a real model would read). */
-function handleShown(messages: readonly BaseMessage[], displayName: string): string {
+/** The handles the hidden context block lists for a display name, newest first (what a real model would read). */
+function handlesShownFor(messages: readonly BaseMessage[], displayName: string): string[] {
   const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
-  const line = block?.text.split("\n").find((l) => l.split(" | ")[2] === displayName);
-  if (!line) throw new Error(`no handle shown for ${displayName}`);
-  return line.slice(0, 12);
+  return (block?.text.split("\n") ?? []).filter((l) => l.split(" | ")[2] === displayName).map((l) => l.slice(0, 12));
+}
+
+function handleShown(messages: readonly BaseMessage[], displayName: string): string {
+  const [handle] = handlesShownFor(messages, displayName);
+  if (!handle) throw new Error(`no handle shown for ${displayName}`);
+  return handle;
 }
 
 function handlesShown(messages: readonly BaseMessage[]): string[] {
   const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
   return block ? [...block.text.matchAll(/^(art_[0-9a-f]{8}) \|/gm)].map((m) => m[1]!) : [];
 }
+
+/** Every checkpoint a saver holds for a thread, in any namespace. */
+async function checkpointsOf(saver: BaseCheckpointSaver, threadId: string): Promise<Array<{ ns: string; values: Record<string, unknown> }>> {
+  const found: Array<{ ns: string; values: Record<string, unknown> }> = [];
+  for await (const t of saver.list({ configurable: { thread_id: threadId } })) {
+    found.push({ ns: t.config.configurable?.checkpoint_ns as string, values: t.checkpoint.channel_values });
+  }
+  return found;
+}
+
+type LeadResult = { messages: BaseMessage[]; tool_artifacts: ArtifactEntry[]; __interrupt__?: unknown[] };
+
+const dbs: TempSqliteSaver[] = [];
+afterEach(() => {
+  for (const db of dbs.splice(0)) db.cleanup();
+});
 
 function lastTool(messages: readonly BaseMessage[]): ToolMessage {
   const found = [...messages].reverse().find((m) => ToolMessage.isInstance(m));
@@ -130,5 +151,145 @@ describe("delegation with real nested agents and tool-artifacts middlewares", ()
     expect(reads).toEqual([CHILD_OUTPUT]);
     expect(lastTool(leadModel.seen[4]!).text).toBe(`contents of ${CHILD_OUTPUT}`);
     expect(result.messages.at(-1)!.text).toBe("All done.");
+  });
+});
+
+describe("what the lead does with a child's report", () => {
+  it("captures the report like any tool result: new paths and URLs get lead handles, an echoed lead path a second one", async () => {
+    const CHART = "https://charts.example.com/q3/chart.png";
+    const report = `Read ${LEAD_INPUT}. The summary is at ${CHILD_OUTPUT}, the chart at ${CHART}; details on https://charts.example.com/about.`;
+    const child = createAgent({ model: new ScriptedChatModel([{ content: report }]), tools: [] });
+    const reads: string[] = [];
+    const readFile = tool(
+      async ({ path }) => {
+        reads.push(path);
+        return "ok";
+      },
+      { name: "read_file", description: "Read a file", schema: z.object({ path: z.string() }) },
+    );
+    const makeInput = tool(async () => `Saved ${LEAD_INPUT}`, { name: "make_input", description: "Produce the input", schema: z.object({}) });
+    let firstHandle = "";
+    let secondHandle = "";
+    const leadModel = new ScriptedChatModel([
+      { tool_calls: [{ name: "make_input", args: {} }] },
+      (messages) => {
+        firstHandle = handleShown(messages, "input.csv");
+        return { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "reader", description: `Read \`${firstHandle}\`.` } }] };
+      },
+      (messages) => {
+        const shown = handlesShownFor(messages, "input.csv");
+        expect(shown).toHaveLength(2);
+        secondHandle = shown.find((h) => h !== firstHandle)!;
+        return { tool_calls: [{ name: "read_file", args: { path: secondHandle } }] };
+      },
+      { content: "done" },
+    ]);
+    const lead = createAgent({
+      model: leadModel,
+      tools: [makeInput, readFile, createTaskTool({ agents: { reader: child } })],
+      middleware: [...toolArtifactsMiddleware()],
+      checkpointer: new MemorySaver(),
+    });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-report" } })) as unknown as LeadResult;
+
+    // Sandbox paths in order, then URLs with an extension; a URL without one is no reference.
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([
+      ["make_input", LEAD_INPUT],
+      [TASK_TOOL_NAME, LEAD_INPUT],
+      [TASK_TOOL_NAME, CHILD_OUTPUT],
+      [TASK_TOOL_NAME, CHART],
+    ]);
+    const [fromTool, fromReport] = result.tool_artifacts.filter((e) => e.real_ref === LEAD_INPUT).map((e) => e.handle);
+    expect(fromTool).toBe(firstHandle);
+    expect(fromReport).toBe(secondHandle);
+    expect(secondHandle).not.toBe(firstHandle);
+    // The second handle is a lead handle like the first: it resolves to the same file.
+    expect(reads).toEqual([LEAD_INPUT]);
+  });
+});
+
+describe("where a child's state lives", () => {
+  it("keeps the child's checkpoints in the lead's checkpointer under the child's thread id, so an interrupted child resumes there", async () => {
+    const leadDb = tempSqliteSaver();
+    const childDb = tempSqliteSaver();
+    dbs.push(leadDb, childDb);
+    const LEAD_THREAD = "lead-hitl";
+    const CALL = "call_task_hitl";
+    const CHILD_THREAD = childThreadId(LEAD_THREAD, CALL);
+    const APPROVED = "/mnt/user-data/child/approved.txt";
+    const approve = tool(
+      async () => {
+        const answer = interrupt("Publish the draft?");
+        return `${answer === "yes" ? "Published" : "Dropped"} ${APPROVED}`;
+      },
+      { name: "approve", description: "Ask a human", schema: z.object({}) },
+    );
+    // Built twice: the resumed lead and child are fresh objects on a fresh connection, as in a new process.
+    const build = (saver: BaseCheckpointSaver, leadScript: ScriptedStep[], childScript: ScriptedStep[]) => {
+      const childModel = new ScriptedChatModel(childScript);
+      // The child's own checkpointer, which the lead's replaces.
+      const child = createAgent({ model: childModel, tools: [approve], middleware: [...toolArtifactsMiddleware()], checkpointer: childDb.saver });
+      const lead = createAgent({
+        model: new ScriptedChatModel(leadScript),
+        tools: [createTaskTool({ agents: { publisher: child } })],
+        middleware: [...toolArtifactsMiddleware()],
+        checkpointer: saver,
+      });
+      return { lead, child, childModel };
+    };
+    const thread = { configurable: { thread_id: LEAD_THREAD } };
+
+    const first = build(
+      leadDb.saver,
+      [{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "publisher", description: "Publish the draft." }, id: CALL }] }],
+      [{ tool_calls: [{ name: "approve", args: {} }] }],
+    );
+    const paused = (await first.lead.invoke({ messages: [new HumanMessage("go")] } as never, thread)) as unknown as LeadResult;
+    expect(paused.__interrupt__).toHaveLength(1);
+    const stored = await checkpointsOf(leadDb.saver, CHILD_THREAD);
+    expect(stored.length).toBeGreaterThan(0);
+    for (const c of stored) expect(c.ns).toMatch(/^tools:/);
+    expect(await checkpointsOf(childDb.saver, CHILD_THREAD)).toEqual([]);
+    expect((await first.child.graph.getState({ configurable: { thread_id: CHILD_THREAD } })).values).toEqual({});
+
+    let childHandle = "";
+    const resumed = build(
+      leadDb.reopen(),
+      [{ content: "Published." }],
+      [
+        (messages) => {
+          childHandle = handleShown(messages, "approved.txt");
+          return { content: `Published ${APPROVED} (${childHandle}).` };
+        },
+      ],
+    );
+    const result = (await resumed.lead.invoke(new Command({ resume: "yes" }) as never, thread)) as unknown as LeadResult;
+
+    // The child went on from its checkpoint: its first model step is not run again.
+    expect(resumed.childModel.calls).toBe(1);
+    expect(resumed.childModel.seen[0]!.filter((m) => m.type !== "system" && !m.additional_kwargs?.durable_context_data).map((m) => [m.type, m.text])).toEqual([
+      ["human", "Publish the draft."],
+      ["ai", ""],
+      ["tool", `Published ${APPROVED}`],
+    ]);
+    const latest = (await checkpointsOf(leadDb.saver, CHILD_THREAD))[0]!;
+    expect((latest.values.tool_artifacts as ArtifactEntry[]).map((e) => e.handle)).toEqual([childHandle]);
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, APPROVED]]);
+    expect(result.messages.at(-1)!.text).toBe("Published.");
+  });
+
+  it("hands back the result of a returnDirect tool the child ended on, which the lead captures", async () => {
+    const PUBLISHED = "/mnt/user-data/pub/final.pdf";
+    const publish = tool(async () => `Published ${PUBLISHED}`, { name: "publish", description: "Publish", schema: z.object({}), returnDirect: true });
+    const childModel = new ScriptedChatModel([{ tool_calls: [{ name: "publish", args: {} }] }]);
+    const child = createAgent({ model: childModel, tools: [publish], middleware: [...toolArtifactsMiddleware()] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "publisher", description: "Publish it." } }] }, { content: "ok" }]);
+    const db = tempSqliteSaver();
+    dbs.push(db);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { publisher: child } })], middleware: [...toolArtifactsMiddleware()], checkpointer: db.saver });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-rd" } })) as unknown as LeadResult;
+    expect(childModel.calls).toBe(1); // the child really ended on the tool, with no answer after it
+    expect(lastTool(result.messages)).toMatchObject({ name: TASK_TOOL_NAME, status: "success", content: `Published ${PUBLISHED}` });
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, PUBLISHED]]);
   });
 });

@@ -1,10 +1,10 @@
-import { HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { MemorySaver } from "@langchain/langgraph";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolArtifactsConfigError } from "../src/config.js";
-import { buildChildInitialState, childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
+import { buildChildInitialState, childThreadId, createTaskTool, TASK_TOOL_NAME, type SubAgent } from "../src/delegation.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 
 /** A tool that records the thread id each of its calls ran under. */
@@ -16,6 +16,14 @@ const threadReporter = (threads: unknown[]) =>
     },
     { name: "who_am_i", description: "Report the thread", schema: z.object({}) },
   );
+
+/** The result of one `task` call a lead makes to `subagentType`. */
+async function delegateOnce(agents: Record<string, SubAgent>, subagentType: string): Promise<ToolMessage> {
+  const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: subagentType, description: "do it" } }] }, { content: "ok" }]);
+  const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents })] });
+  const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never)) as unknown as { messages: BaseMessage[] };
+  return result.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+}
 
 describe("createTaskTool with real nested agents", () => {
   it("runs each delegation under its own thread, derived from the lead's thread and the call", async () => {
@@ -54,10 +62,7 @@ describe("createTaskTool with real nested agents", () => {
 
   it("answers an unknown subagent_type with an error result naming the choices", async () => {
     const child = createAgent({ model: new ScriptedChatModel([{ content: "never" }]), tools: [] });
-    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "ghost", description: "boo" } }] }, { content: "ok" }]);
-    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { researcher: child, writer: child } })] });
-    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never)) as unknown as { messages: BaseMessage[] };
-    const error = result.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    const error = await delegateOnce({ researcher: child, writer: child }, "ghost");
     expect(error.status).toBe("error");
     expect(error.name).toBe(TASK_TOOL_NAME);
     expect(error.text).toBe('Unknown subagent_type "ghost". Available: "researcher", "writer".');
@@ -65,12 +70,26 @@ describe("createTaskTool with real nested agents", () => {
 
   it("answers a child that ends without an answer with an error result", async () => {
     const child = createAgent({ model: new ScriptedChatModel([{ content: "" }]), tools: [] });
-    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "mute", description: "say nothing" } }] }, { content: "ok" }]);
-    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { mute: child } })] });
-    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never)) as unknown as { messages: BaseMessage[] };
-    const error = result.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    const error = await delegateOnce({ mute: child }, "mute");
     expect(error.status).toBe("error");
     expect(error.text).toBe('Sub-agent "mute" finished without a final answer.');
+  });
+
+  it("answers a child that ends on a failed tool result with an error result", async () => {
+    // createAgent never ends on a failed tool; any graph with the same invoke may.
+    const child = new StateGraph(MessagesAnnotation)
+      .addNode("work", () => ({
+        messages: [
+          new AIMessage({ content: "Let me publish it.", tool_calls: [{ id: "call_p", name: "publish", args: {} }] }),
+          new ToolMessage({ content: "Error: disk full", tool_call_id: "call_p", name: "publish", status: "error" }),
+        ],
+      }))
+      .addEdge(START, "work")
+      .addEdge("work", END)
+      .compile();
+    const error = await delegateOnce({ broken: child }, "broken");
+    expect(error.status).toBe("error");
+    expect(error.text).toBe('Sub-agent "broken" finished without a final answer.');
   });
 });
 
@@ -95,6 +114,32 @@ describe("buildChildInitialState", () => {
     expect(fromList).toEqual({ messages: given });
     expect(fromList.messages).not.toBe(given); // a copy: the caller's list is not shared
     expect(buildChildInitialState(given[0]!)).toEqual({ messages: [given[0]] });
+  });
+
+  it("refuses an empty list and messages without usable content", () => {
+    expect(() => buildChildInitialState([])).toThrow(new TypeError("buildChildInitialState: expected at least one message, got an empty array"));
+    const noContent = new TypeError("buildChildInitialState: expected each message's content to be a string or an array of content blocks");
+    for (const bad of [{ content: null }, { role: "user", content: undefined }, { role: "user", content: 5 }, [["user", null]], [new HumanMessage("a"), { content: null }]]) {
+      expect(() => buildChildInitialState(bad as never)).toThrow(noContent);
+    }
+    // Both forms of LangChain content are usable, an empty text included.
+    expect(buildChildInitialState([{ role: "user", content: [{ type: "text", text: "a" }] }, ["user", ""]] as never).messages).toHaveLength(2);
+  });
+
+  it("reads a list as createAgent reads its messages input: a lone [role, content] pair goes in a list", async () => {
+    const seenBy = async (input: unknown) => {
+      const model = new ScriptedChatModel([{ content: "ok" }]);
+      await createAgent({ model, tools: [] }).invoke(buildChildInitialState(input as never) as never);
+      return model.seen[0]!.map((m) => [m.type, m.text]);
+    };
+    expect(await seenBy(["user", "summarise it"])).toEqual([
+      ["human", "user"],
+      ["human", "summarise it"],
+    ]);
+    expect(await seenBy([["system", "be brief"], ["user", "summarise it"]])).toEqual([
+      ["system", "be brief"],
+      ["human", "summarise it"],
+    ]);
   });
 });
 
