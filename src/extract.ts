@@ -361,7 +361,8 @@ function jsonTextRefs(value: object, out: Entries): string {
     walk = walkStructured(value);
   } catch (error) {
     out.engineFailed(error);
-    return jsonStrings(value, false);
+    // Nothing from this text: its structured values scanned as free text would be the junk this rule exists to avoid.
+    return "";
   }
   if (walk.status !== "ok") return jsonStrings(value, false);
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
@@ -371,6 +372,8 @@ function jsonTextRefs(value: object, out: Entries): string {
 /** `parsed`: parseJsonText(text), when the caller has it. */
 function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON): void {
   if (!out.scan) return;
+  // The usual mirror is JSON.stringify's own text: known without a parse.
+  if (out.payload !== undefined && text === out.payloadJson) return;
   const value = parsed ?? parseJsonText(text);
   if (out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson)) return;
   const free = value === NOT_JSON ? text : jsonTextRefs(value, out);

@@ -57,6 +57,14 @@ describe("an engine failure on one source", () => {
     expect(extractArtifacts(message("m1"), { threadId: "t" })).toHaveLength(2);
   });
 
+  it("a JSON text whose walk fails adds nothing, not its structured values as free text", () => {
+    fault.op = "walkStructured";
+    const told: Error[] = [];
+    const content = JSON.stringify({ path: "/mnt/user-data/my report.csv", size: 1 });
+    expect(extractArtifacts({ tool_call_id: "c", content }, { threadId: "t", onEngineFailure: (e) => told.push(e) })).toEqual([]);
+    expect(told).toHaveLength(1);
+  });
+
   it("fails only the scanBatch item it hit, with an error naming it", async () => {
     const items = [
       { threadId: "t", message: { type: "tool", id: "a", tool_call_id: "ca", content: "/mnt/user-data/a.txt" } },
