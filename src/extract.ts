@@ -5,13 +5,14 @@
  * `artifact.structured_content`, an `artifact` item `{type:
  * "mcp_structured_content", data}`, `structuredContent` on a text block), then
  * the content blocks in order (url-carrying file/image blocks; free text when
- * `detectRefsInText`). Every kept reference takes the next ordinal; a reference
+ * `detectRefsInText`), then the content blocks and embedded resources of an
+ * `artifact` list (see `artifactRefs`). Every kept reference takes the next ordinal; a reference
  * seen earlier in the same result is skipped. The gates, the bounded walk and
  * the free-text scanner live in the engine facades; this file only reads the
  * message shapes and numbers the results.
  *
- * Two rules go beyond DESIGN's letter, so that JSON is never scanned as prose
- * (which registers junk such as `/mnt/user-data/in/data.csv","size":1234`):
+ * Three rules go beyond DESIGN's letter, so that JSON is never scanned as
+ * prose (which registers junk such as `/mnt/user-data/in/data.csv","size":1234`):
  *
  * - **JSON block content.** Plain-string content that is the JSON of one
  *   content block of a type read here (`text`, `file`, `image`, `image_url`),
@@ -27,9 +28,14 @@
  *   scanned. The MCP spec asks servers to mirror `structuredContent` as such a
  *   text; its references come from the structured source, or are rejected with
  *   it when the payload is over budget. A mirror of any other value is scanned.
+ * - **JSON text.** Any other text that is a JSON object or array is read as
+ *   its data (see `jsonTextRefs`): its structured keys through the walk, its
+ *   other strings as free text.
  *
- * Both parse only a text whose first non-blank character is `{` or `[` and
+ * All three parse only a text whose first non-blank character is `{` or `[` and
  * that is at most 1 MiB (2^20 UTF-16 units); a longer text is scanned as is.
+ * Embedded resources and blocks in the artifact (`artifactRefs`, and the
+ * `metadata.uri` of blocks with embedded data) are beyond the letter too.
  *
  * Total on the message: odd input (null content, numbers, cyclic objects,
  * throwing getters, revoked proxies, huge strings, lone surrogates) yields

@@ -1,6 +1,6 @@
-import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, SystemMessage, SystemMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent, dynamicSystemPromptMiddleware, summarizationMiddleware, type AgentMiddleware } from "langchain";
+import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, summarizationMiddleware, type AgentMiddleware } from "langchain";
 import { describe, expect, it } from "vitest";
 import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../src/config.js";
 import { policyFingerprint } from "../src/fingerprint.js";
@@ -139,6 +139,14 @@ describe("projectionMiddleware", () => {
       ["human", "hello"],
       ["ai", "ok"],
     ]);
+
+    // A chunk an outer middleware put in the request is joined the same way (its own concat takes only chunks).
+    const chunkFirst = createMiddleware({
+      name: "chunk-first",
+      wrapModelCall: (request, handler) => handler({ ...request, messages: [new SystemMessageChunk("Host rules."), ...request.messages] }),
+    });
+    const { seen: chunked } = await runTurn({ entries: [entry(1)], systemPrompt: "", around: (p) => [chunkFirst as unknown as AgentMiddleware, p] });
+    expect(expectOneSystemMessageThenBlock(chunked).content).toBe(`Host rules.\n\n${UNTRUSTED_DATA_NOTICE}`);
 
     // The host's own two system messages stay two: the notice joins the last, the block follows it.
     const { seen: both } = await runTurn({ entries: [entry(1)], messages: [new SystemMessage("Host rules."), new HumanMessage("hello")] });

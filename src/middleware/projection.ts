@@ -260,8 +260,10 @@ function withNotice(system: SystemMessage | undefined): SystemMessage {
   if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
     return new SystemMessage(UNTRUSTED_DATA_NOTICE);
   }
-  if (typeof content === "string") return system.concat(`\n\n${UNTRUSTED_DATA_NOTICE}`);
-  return system.concat(new SystemMessage({ content: [{ type: "text", text: UNTRUSTED_DATA_NOTICE }] }));
+  // A plain copy first: a SystemMessageChunk passes SystemMessage.isInstance, but its own concat takes only chunks.
+  const plain = new SystemMessage({ content, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
+  if (typeof content === "string") return plain.concat(`\n\n${UNTRUSTED_DATA_NOTICE}`);
+  return plain.concat(new SystemMessage({ content: [{ type: "text", text: UNTRUSTED_DATA_NOTICE }] }));
 }
 
 /** The projection's schema: the registry channels plus whatever host sections read. */
