@@ -68,10 +68,11 @@ const WORDS = memory.data<u8>([
   110, 97, 109, 101, 34, 58, 44, 34, 114, 101, 97, 108, 95, 114, 101, 102, 34, 58, 44, 34, 109, 105, 109, 101,
   95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10, 99,
   111, 110, 115, 116, 114, 117, 99, 116, 111, 114, 84, 111, 111, 108, 77, 101, 115, 115, 97, 103, 101, 84, 111, 111,
-  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107, 114, 101, 115, 111, 117, 114, 99, 101,
+  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107, 114, 101, 115, 111, 117, 114, 99, 101, 109, 101, 116, 97,
+  100, 97, 116, 97,
 ]);
-const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429, 445]);
-const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16, 8]);
+const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429, 445, 453]);
+const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16, 8, 8]);
 
 // Keys (ids 0..23, one bit each in a key set).
 const K_THREAD_ID: u32 = 0;
@@ -122,6 +123,7 @@ const W_CONSTRUCTOR: u32 = 42;
 const W_TOOL_MESSAGE: u32 = 43;
 const W_TOOL_MESSAGE_CHUNK: u32 = 44;
 const W_RESOURCE: u32 = 45;
+const W_METADATA: u32 = 46;
 
 @inline function wordAt(w: u32): usize {
   return WORDS + <usize>load<u16>(WORD_AT + (<usize>w << 1));
@@ -441,6 +443,22 @@ function tokenIs(start: usize, end: usize, w: u32): bool {
   return wordLen(w) == n && memory.compare(wordAt(w), start + 1, n) == 0;
 }
 
+/**
+ * Whether the bytes [start, end) of a value hold word w as a JSON string,
+ * quotes included: as a key or, harmlessly for a caller that then leaves the
+ * line to the host, as a string value. Inside a string a quote is escaped,
+ * so a longer string cannot hold the quoted word.
+ */
+function mentions(start: usize, end: usize, w: u32): bool {
+  const n = wordLen(w);
+  if (end - start < n + 2) return false;
+  const last = end - n - 2;
+  for (let p = start; p <= last; p++) {
+    if (<u32>load<u8>(p) == DQUOTE && <u32>load<u8>(p + n + 1) == DQUOTE && memory.compare(wordAt(w), p + 1, n) == 0) return true;
+  }
+  return false;
+}
+
 // ---- Per-call and per-line state ---------------------------------------------
 let outBase: usize = 0;
 let outCap: usize = 0;
@@ -737,8 +755,8 @@ function text(start: usize, end: usize, flags: u32, content: bool): bool {
   return slotKind(k) != V_STRING || (slotFlags(k) & S_ESCAPED) == 0;
 }
 
-/** One content block whose fields were just read. False: left to the host. */
-function block(): bool {
+/** One content block [start, end) whose fields were just read. False: left to the host. */
+function block(start: usize, end: usize): bool {
   if (has(K_STRUCTURED)) return false; // a payload source of its own
   if (slotKind(K_TYPE) != V_STRING) return true;
   if (!plainOrAbsent(K_TYPE)) return false;
@@ -753,8 +771,8 @@ function block(): bool {
   if (has(K_SOURCE_TYPE)) {
     if (!plainOrAbsent(K_SOURCE_TYPE)) return false;
     // Embedded data gives nothing, but an embedded resource's metadata.uri
-    // does (extract.ts's blockRef): the host reads such blocks.
-    if (slotKind(K_SOURCE_TYPE) != V_STRING || !tokenIs(slotStart(K_SOURCE_TYPE), slotEnd(K_SOURCE_TYPE), K_URL)) return false;
+    // does (extract.ts's blockRef): the host reads a block that has one.
+    if (slotKind(K_SOURCE_TYPE) != V_STRING || !tokenIs(slotStart(K_SOURCE_TYPE), slotEnd(K_SOURCE_TYPE), K_URL)) return !mentions(start, end, W_METADATA);
   }
   // The url and its mime type: the block's own (mimeType before mime_type),
   // or else its source object's (mime_type before mimeType).
@@ -795,7 +813,7 @@ function blocks(start: usize, end: usize): bool {
       p = posOf(r);
     } else if (c == LBRACE) {
       const q = fields(p, end, BLOCK_KEYS, SET_OTHER);
-      if (q == 0 || !block()) return false;
+      if (q == 0 || !block(p, q)) return false;
       p = q;
     } else {
       p = skipValue(p, end);

@@ -585,6 +585,22 @@ function pathsOf(bytes: Uint8Array, options: LineScanOptions): LinePathStats {
 }
 
 describe("engine path", () => {
+  // Multimodal archives: a block of embedded data is megabytes the engine
+  // skips; only one with metadata (an embedded resource's uri) needs the host.
+  it("takes a block of embedded data without metadata, and leaves one with metadata to the host", () => {
+    const data = "iVBORw0KGgo".repeat(100_000);
+    // The caption's escaped quotes keep "metadata" from reading as a key.
+    const image = { type: "image", source_type: "base64", data, mime_type: "image/png", caption: 'say "metadata"' };
+    const withUri = { type: "file", source_type: "base64", data, mime_type: "application/zip", metadata: { uri: "https://x.io/a.zip" } };
+    for (const [block, engineLines, entries] of [[image, 1, 0], [withUri, 0, 1]] as const) {
+      const bytes = new Uint8Array(Buffer.from(JSON.stringify({ thread_id: "t", type: "tool", tool_call_id: "c", content: [block] }) + "\n"));
+      const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+      const got = unpackLineResult(scanLinesPacked(bytes, { format: "jsonl", createdAt: CREATED_AT }, { stats }));
+      expect([stats.engineLines, got.entries]).toEqual([engineLines, entries]);
+      expectSame(bytes, { format: "jsonl", createdAt: CREATED_AT }, `embedded data, ${engineLines ? "no " : ""}metadata`);
+    }
+  });
+
   // Ids are copied into the engine's handle texts: ones far longer than any
   // other line's scratch must get room of their own (they once overran it,
   // which trapped and sent the whole chunk to the TypeScript path).
