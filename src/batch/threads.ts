@@ -18,8 +18,8 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * to warm up, which on small inputs it does not earn back from a calling
  * thread that scans 190–380 MB/s by itself, on the same two cores. With the
  * calling thread scanning beside one worker, bench/cli.bench.ts measured
- * 0.82–1.02× the calling thread alone on 85 MB, 0.93–1.02× on 127 MB (nine
- * runs) and 0.96–1.20× on 255 MB (whole runs, fourteen bench runs; 1.08× or
+ * 0.82–1.02× the calling thread alone on 85 MB, 0.93–1.02× on 127 MB (ten
+ * runs) and 0.94–1.20× on 255 MB (whole runs, fifteen bench runs; 1.08× or
  * more in thirteen), and 1.06–1.63× on 1 GB (--stats rates). Alternating whole runs
  * outside the bench had put the break-even lower (1.02× on 127 MB), but the
  * bench did not confirm it, so two threads are the default only from
