@@ -121,8 +121,17 @@ function isPrefixOf(view: ThreadView, ledger: readonly unknown[]): boolean {
   return true;
 }
 
-/** The thread id as the run gives it: `configurable.thread_id`, else `context.thread_id`; not checked. */
-const givenThreadId = (runtime: CaptureRuntime | null | undefined): unknown => runtime?.configurable?.thread_id ?? runtime?.context?.thread_id;
+/**
+ * The thread id as the run gives it: `configurable.thread_id` when it is a
+ * non-empty string, else `context.thread_id`, else what `configurable` held
+ * (for the warning); not checked further. An empty configured id must not
+ * hide a usable one in the context.
+ */
+function givenThreadId(runtime: CaptureRuntime | null | undefined): unknown {
+  const configured = runtime?.configurable?.thread_id;
+  if (typeof configured === "string" && configured !== "") return configured;
+  return runtime?.context?.thread_id ?? configured;
+}
 
 function threadIdOf(runtime: CaptureRuntime | null | undefined): string | null {
   const id = givenThreadId(runtime);

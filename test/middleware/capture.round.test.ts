@@ -187,6 +187,12 @@ describe("capture round", () => {
     expect(capture()(s, { configurable: { thread_id: "" } })).toBeUndefined();
     // The context is the other source of the thread id.
     expect(capture()(s, { context: { thread_id: THREAD } })!.tool_artifact_processed).toContain(resultKey("tm-1", "r1"));
+    // An empty or unusable configured id does not hide the context's.
+    for (const thread_id of ["", null, 5]) {
+      expect(capture()(s, { configurable: { thread_id }, context: { thread_id: THREAD } } as never)!.tool_artifact_processed).toContain(resultKey("tm-1", "r1"));
+    }
+    // A usable configured id wins.
+    expect(capture()(s, { configurable: { thread_id: THREAD }, context: { thread_id: "other" } })!.tool_artifact_processed).toContain(resultKey("tm-1", "r1"));
   });
 
   it("keys by the thread: the same messages in another thread are captured there", () => {
