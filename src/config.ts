@@ -174,14 +174,10 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
 export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & FileSection) | null): ToolArtifactsConfig {
   if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
   if (!isPlainObject(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
-  if (!Object.hasOwn(input, "tool_artifacts")) return parseOrThrow(input, (k) => k);
-  const section = (input as FileSection).tool_artifacts;
-  if (section === undefined) {
-    // A section that is undefined is no section (`{...options, tool_artifacts: file.tool_artifacts}`
-    // for a file without one): what is beside it is read and checked as the options.
-    const { tool_artifacts: _absent, ...options } = input as FileSection;
-    return parseOrThrow(options, (k) => k);
-  }
+  const { tool_artifacts: section, ...options } = input as FileSection;
+  // No section, or one that is undefined (`{...options, tool_artifacts: file.tool_artifacts}`
+  // for a file without one): the object is read and checked as the options.
+  if (section === undefined) return parseOrThrow(options, (k) => k);
   if (section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
   // Errors name a field as it was written: snake_case for the section's.

@@ -325,13 +325,19 @@ function structuredRefs(
 /**
  * The strings of parsed JSON, keys included, one per line, each key before
  * its value; with `skipKnown`, not the strings the structured walk reads
- * (values of KNOWN_KEYS, and string items of a list under one). Iterative:
- * parsed JSON may nest deeper than the stack.
+ * (values of KNOWN_KEYS, and string items of a list under one). `known`:
+ * whether any such string was skipped. Iterative: parsed JSON may nest
+ * deeper than the stack.
  */
-function jsonStrings(root: object, skipKnown: boolean): string {
+function jsonStrings(root: object, skipKnown: boolean): { text: string; known: boolean } {
   const words: string[] = [];
   const stack: unknown[] = [root];
-  const walked = (key: string, value: unknown) => skipKnown && KNOWN_KEYS.has(key) && (typeof value === "string" || Array.isArray(value));
+  let known = false;
+  const walked = (key: string, value: unknown): boolean => {
+    if (!skipKnown || !KNOWN_KEYS.has(key) || (typeof value !== "string" && !Array.isArray(value))) return false;
+    known = true;
+    return true;
+  };
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === "string") words.push(value);
@@ -348,7 +354,7 @@ function jsonStrings(root: object, skipKnown: boolean): string {
       }
     }
   }
-  return words.join("\n");
+  return { text: words.join("\n"), known };
 }
 
 /**
@@ -362,6 +368,9 @@ function jsonStrings(root: object, skipKnown: boolean): string {
  * budgets, every string is free text. Returns the free text.
  */
 function jsonTextRefs(value: object, out: Entries): string {
+  const free = jsonStrings(value, true);
+  // No string under a structured key: the walk would find nothing, and every string is free text already.
+  if (!free.known) return free.text;
   let walk;
   try {
     walk = walkStructured(value);
@@ -370,9 +379,9 @@ function jsonTextRefs(value: object, out: Entries): string {
     // Nothing from this text: its structured values scanned as free text would be the junk this rule exists to avoid.
     return "";
   }
-  if (walk.status !== "ok") return jsonStrings(value, false);
+  if (walk.status !== "ok") return jsonStrings(value, false).text;
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
-  return jsonStrings(value, true);
+  return free.text;
 }
 
 /** `parsed`: parseJsonText(text), when the caller has it. */
@@ -410,35 +419,34 @@ function blockRef(block: object, type: unknown, out: Entries): void {
       // resource's uri (mcp-adapters keeps it as metadata.uri) names it.
       ref = read(read(block, "metadata"), "uri");
       mime = asString(read(block, "mime_type")) ?? asString(read(block, "mimeType"));
-      if (typeof ref === "string" && isReference(ref)) out.add(kind, ref, undefined, mime);
-      return;
-    }
-    ref = read(block, "url");
-    if (typeof ref === "string") mime = asString(read(block, "mimeType")) ?? asString(read(block, "mime_type"));
-    else {
-      const source = read(block, "source");
-      ref = read(source, "url");
-      mime = asString(read(source, "mime_type")) ?? asString(read(source, "mimeType"));
+    } else {
+      ref = read(block, "url");
+      if (typeof ref === "string") mime = asString(read(block, "mimeType")) ?? asString(read(block, "mime_type"));
+      else {
+        const source = read(block, "source");
+        ref = read(source, "url");
+        mime = asString(read(source, "mime_type")) ?? asString(read(source, "mimeType"));
+      }
     }
   }
   if (typeof ref === "string" && isReference(ref)) out.add(kind, ref, undefined, mime);
 }
 
-function blockRefs(blocks: unknown[], out: Entries): void {
-  for (const block of blocks) {
-    if (typeof block === "string") {
-      textRefs(block, out);
-      continue;
-    }
-    if (!isObject(block)) continue;
-    const type = read(block, "type");
-    if (type === "text") {
-      const text = read(block, "text");
-      if (typeof text === "string") textRefs(text, out);
-    } else if (type === "file" || type === "image" || type === "image_url") {
-      blockRef(block, type, out);
-    }
+/** One content block (or string item): its text scanned, or its url-carrying reference. */
+function oneBlockRefs(block: unknown, out: Entries): void {
+  if (typeof block === "string") return textRefs(block, out);
+  if (!isObject(block)) return;
+  const type = read(block, "type");
+  if (type === "text") {
+    const text = read(block, "text");
+    if (typeof text === "string") textRefs(text, out);
+  } else if (type === "file" || type === "image" || type === "image_url") {
+    blockRef(block, type, out);
   }
+}
+
+function blockRefs(blocks: unknown[], out: Entries): void {
+  for (const block of blocks) oneBlockRefs(block, out);
 }
 
 /**
@@ -458,7 +466,7 @@ function artifactRefs(artifact: unknown, out: Entries): void {
       const uri = read(resource, "uri");
       if (typeof uri === "string" && isReference(uri)) out.add("file", uri, undefined, asString(read(resource, "mimeType")));
     } else if (BLOCK_TYPES.has(type)) {
-      blockRefs([item], out);
+      oneBlockRefs(item, out);
     }
   }
 }
