@@ -21,6 +21,7 @@ import { findHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
+import { isStructuredResponseMessage, markStructuredResponse, structuredResultOf } from "./structured.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
 interface CaptureState {
@@ -299,11 +300,18 @@ function captureRound(
   for (const entry of currentEntries(registry)) known.set(entry.handle, entry);
 
   const recorded = new Set<string>();
+  // Calls answered by a structured response: no tool ran for them, so they
+  // use no handle, and what the model wrote there is no tool's output.
+  const structuredCalls = new Set<string>();
   for (const { message, memo } of results) {
     const key = memo.keys[0];
     if (recorded.has(key)) continue;
     recorded.add(key);
     capturedKeys.push(key);
+    if (isStructuredResponseMessage(message)) {
+      if (memo.toolCallIds[0] !== "") structuredCalls.add(memo.toolCallIds[0]);
+      continue;
+    }
     const entries = extract(message, {
       threadId,
       callIndex: memo.index,
@@ -323,7 +331,8 @@ function captureRound(
     recorded.add(key);
     const callId = memo.toolCallIds[position];
     let missing = false;
-    for (const handle of findHandles(message.tool_calls?.[position]?.args)) {
+    const args = structuredCalls.has(callId) ? undefined : message.tool_calls?.[position]?.args;
+    for (const handle of findHandles(args)) {
       const entry = known.get(handle);
       if (entry === undefined) {
         missing = true;
@@ -354,6 +363,10 @@ function captureRound(
  *
  * The thread id comes from `configurable.thread_id` or `context.thread_id`;
  * without one, or with `enabled` off, it records nothing.
+ *
+ * Its `wrapModelCall` marks the `ToolMessage` langchain writes for a
+ * `toolStrategy` structured response, which capture then records without
+ * reading (see `./structured.ts`).
  *
  * @example
  * ```ts
@@ -391,6 +404,12 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
         return undefined;
       }
       return captureRound(state as CaptureState, threadId, config, extract, views);
+    },
+    wrapModelCall: async (request, handler) => {
+      const result = await handler(request);
+      const structured = config.enabled ? structuredResultOf(result) : null;
+      // The handler's type claims an AIMessage; a structured result goes back as it came, marked.
+      return structured === null ? result : (markStructuredResponse(structured) as unknown as typeof result);
     },
   });
   return withConstraints(middleware, { before: [WELL_KNOWN_MIDDLEWARE.summarization] });

@@ -4,12 +4,14 @@
  * policies) and the tool see concrete paths and URLs, while the message
  * history keeps the handles the model wrote. A call naming a handle the
  * registry does not hold is refused with an error result the model can act on.
+ * A structured response (`responseFormat`) gets its known handles resolved too.
  */
 import { createMiddleware, ToolMessage } from "langchain";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { currentEntries, isUsableEntry, toolArtifactsStateSchema } from "../registry.js";
+import { structuredResultOf } from "./structured.js";
 
 export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
 
@@ -31,6 +33,11 @@ function lookUp(registry: readonly unknown[], wanted: readonly string[]): Map<st
     if (typeof handle === "string" && want.has(handle) && !found.has(handle) && isUsableEntry(entry)) found.set(handle, entry.real_ref);
   }
   return found;
+}
+
+function registryOf(state: { tool_artifacts?: unknown }): readonly unknown[] {
+  const stored = state.tool_artifacts;
+  return Array.isArray(stored) ? stored : [];
 }
 
 /**
@@ -68,6 +75,21 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
   const middleware = createMiddleware({
     name: RESOLUTION_MIDDLEWARE_NAME,
     stateSchema: toolArtifactsStateSchema,
+    // A structured response (`responseFormat`) is the agent's answer to its
+    // caller, who has no registry: its known handles are resolved the way a
+    // tool's args are; unknown ones stay as written (there is no call to
+    // refuse). The history keeps what the model wrote.
+    wrapModelCall: async (request, handler) => {
+      const result = await handler(request);
+      const structured = active ? structuredResultOf(result) : null;
+      if (structured === null) return result;
+      const handles = findHandles(structured.structuredResponse);
+      if (handles.length === 0) return result;
+      const refs = lookUp(registryOf(request.state), handles);
+      if (refs.size === 0) return result;
+      // The handler's type claims an AIMessage; a structured result goes back in its own shape.
+      return { ...structured, structuredResponse: resolveHandles(structured.structuredResponse, refs) } as unknown as typeof result;
+    },
     wrapToolCall: (request, handler) => {
       const { toolCall } = request;
       const args: unknown = toolCall.args;
@@ -76,8 +98,7 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
       const handles = findHandles(args);
       if (handles.length === 0) return handler(request);
 
-      const stored: unknown = request.state.tool_artifacts;
-      const registry: readonly unknown[] = Array.isArray(stored) ? stored : [];
+      const registry = registryOf(request.state);
       const refs = lookUp(registry, handles);
       if (refs.size < handles.length) {
         return new ToolMessage({

@@ -1,0 +1,67 @@
+/**
+ * Structured output (`createAgent`'s `responseFormat`). LangChain parses the
+ * model's structured response inside the model node, after the innermost
+ * `wrapModelCall` handler, so no tool ever runs for it: resolution and
+ * capture meet it only as the model call's result. That result is then not
+ * the `AIMessage` the hook's types promise but `{structuredResponse,
+ * messages}` (langchain 1.x's model node; `toolStrategy` puts the calling
+ * `AIMessage`, a `ToolMessage` answering the call, and a closing `AIMessage`
+ * in `messages`; `providerStrategy` only the model's message). It is
+ * recognised by that shape; a result of any other shape passes untouched.
+ */
+import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+
+/**
+ * The `additional_kwargs` key capture sets on the `ToolMessage` langchain
+ * writes for a `toolStrategy` response. That message answers no tool, yet
+ * nothing else in it (name, status, content) tells it from a tool's result,
+ * and capture meets it in a later round, maybe in another process: the mark
+ * has to travel with the message through the checkpoint.
+ */
+export const STRUCTURED_RESPONSE_MARK = "tool_artifacts_structured_response";
+
+/** A model call's result that carries a structured response. */
+export interface StructuredModelResult {
+  structuredResponse: unknown;
+  messages: BaseMessage[];
+}
+
+export function structuredResultOf(result: unknown): StructuredModelResult | null {
+  if (typeof result !== "object" || result === null || !("structuredResponse" in result)) return null;
+  const messages = (result as { messages?: unknown }).messages;
+  return Array.isArray(messages) ? (result as StructuredModelResult) : null;
+}
+
+/** Whether `message` is the marked answer to a structured-response call. */
+export function isStructuredResponseMessage(message: unknown): boolean {
+  const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null | undefined)?.additional_kwargs;
+  return kwargs?.[STRUCTURED_RESPONSE_MARK] === true;
+}
+
+/**
+ * `result` with the `ToolMessage`s that answer a call made in the same result
+ * marked (copies; the rest shared). Only such answers: a structured result
+ * holds no tool's output.
+ */
+export function markStructuredResponse(result: StructuredModelResult): StructuredModelResult {
+  const callIds = new Set<string>();
+  for (const message of result.messages) {
+    for (const call of (message as { tool_calls?: Array<{ id?: string }> }).tool_calls ?? []) if (typeof call.id === "string") callIds.add(call.id);
+  }
+  let changed = false;
+  const messages = result.messages.map((message) => {
+    if (!ToolMessage.isInstance(message) || !callIds.has(message.tool_call_id) || isStructuredResponseMessage(message)) return message;
+    changed = true;
+    return new ToolMessage({
+      id: message.id,
+      content: message.content,
+      tool_call_id: message.tool_call_id,
+      name: message.name,
+      status: message.status,
+      artifact: message.artifact,
+      response_metadata: message.response_metadata,
+      additional_kwargs: { ...message.additional_kwargs, [STRUCTURED_RESPONSE_MARK]: true },
+    });
+  });
+  return changed ? { ...result, messages } : result;
+}
