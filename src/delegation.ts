@@ -16,7 +16,7 @@
  * when the lead has none. This is what lets an `interrupt()` inside the child
  * pause the lead, and resuming the lead continue the child where it stopped.
  */
-import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, coerceMessageLikeToMessage, HumanMessage, ToolMessage, type BaseMessage, type BaseMessageLike } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool, type ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
@@ -36,10 +36,12 @@ export interface SubAgent {
  * A string is one human message. An array is the message list itself, read
  * as `createAgent` reads its `messages` input: `["user", "text"]` is two
  * human messages, and a single [role, content] pair goes in a list,
- * `[["user", "text"]]`. An empty list, and a message whose content is neither
- * a string nor an array of content blocks, throw a TypeError.
+ * `[["user", "text"]]`. Each comes back as a LangChain.js message, made as
+ * LangChain makes one from it. An empty list, a message whose content is
+ * neither a string nor an array of content blocks, and one LangChain cannot
+ * make a message of (an unknown role) throw a TypeError.
  */
-export function buildChildInitialState(taskMessages: string | BaseMessage | readonly BaseMessage[]): { messages: BaseMessage[] } {
+export function buildChildInitialState(taskMessages: BaseMessageLike | readonly BaseMessageLike[]): { messages: BaseMessage[] } {
   if (typeof taskMessages === "string") return { messages: [new HumanMessage(taskMessages)] };
   const messages: unknown[] = Array.isArray(taskMessages) ? [...taskMessages] : [taskMessages];
   // Caught here, not deep inside the child agent's first step or at the
@@ -49,7 +51,11 @@ export function buildChildInitialState(taskMessages: string | BaseMessage | read
   if (!messages.every((m) => isContent(contentOf(m)))) {
     throw new TypeError("buildChildInitialState: expected each message's content to be a string or an array of content blocks");
   }
-  return { messages: messages as BaseMessage[] };
+  try {
+    return { messages: messages.map((m) => coerceMessageLikeToMessage(m as BaseMessageLike)) };
+  } catch (error) {
+    throw new TypeError(`buildChildInitialState: ${(error as Error).message}`, { cause: error });
+  }
 }
 
 /**
@@ -74,7 +80,8 @@ const isContent = (content: unknown): boolean => typeof content === "string" || 
  * its thread id) never coincide with the lead's. It keys checkpoints in the
  * lead's checkpointer (see the file comment), not a thread of a checkpointer
  * of the child's own: `child.graph.getState({configurable: {thread_id}})`
- * finds nothing, `leadCheckpointer.list({configurable: {thread_id}})` lists them.
+ * finds nothing (or throws, for a child without a checkpointer),
+ * `leadCheckpointer.list({configurable: {thread_id}})` lists them.
  */
 export function childThreadId(parentThreadId: unknown, toolCallId: string): string {
   const parent = typeof parentThreadId === "string" && parentThreadId !== "" ? parentThreadId : "detached";

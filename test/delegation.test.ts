@@ -116,6 +116,18 @@ describe("buildChildInitialState", () => {
     expect(buildChildInitialState(given[0]!)).toEqual({ messages: [given[0]] });
   });
 
+  it("makes LangChain messages of message-likes, as createAgent would, and types them so", () => {
+    const state = buildChildInitialState([{ role: "user", content: "a" }, ["assistant", "b"], "c", { type: "system", content: "d" }]);
+    expect(state.messages.map((m) => [m.getType(), m.text])).toEqual([
+      ["human", "a"],
+      ["ai", "b"],
+      ["human", "c"],
+      ["system", "d"],
+    ]);
+    expect(buildChildInitialState({ role: "user", content: "x" }).messages[0]!.getType()).toBe("human");
+    expect(() => buildChildInitialState([{ role: "wizard", content: "x" }])).toThrow(/^buildChildInitialState: Unable to coerce[\s\S]*wizard/);
+  });
+
   it("refuses an empty list and messages without usable content", () => {
     expect(() => buildChildInitialState([])).toThrow(new TypeError("buildChildInitialState: expected at least one message, got an empty array"));
     const noContent = new TypeError("buildChildInitialState: expected each message's content to be a string or an array of content blocks");
