@@ -1,3 +1,5 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "langchain";
@@ -5,6 +7,7 @@ import { z } from "zod";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
 import { scanText } from "../src/engine/scan.js";
+import { walkStructured } from "../src/engine/walk.js";
 import { engine } from "../src/engine/wasm.js";
 import type { ArtifactEntry } from "../src/types.js";
 
@@ -818,5 +821,31 @@ describe("engine memory", () => {
     expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
     expect(entries.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.csv", "https://x.example/b.png"]);
     expect(entries[0].handle).toBe(generateHandle("t", "c", 0, 0));
+  });
+
+  it("gives it back at the next ordinary scanText too", () => {
+    expect(scanText("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv").map((r) => r.ref)).toEqual(["/mnt/user-data/huge.csv"]);
+    expect(engine().memory.buffer.byteLength).toBeGreaterThan(64 << 20);
+    expect(scanText("see /mnt/user-data/a.csv").map((r) => r.ref)).toEqual(["/mnt/user-data/a.csv"]);
+    expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
+  });
+
+  it("keeps no view of a replaced instance's memory alive (scanning, walking, hashing)", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    // Each facade caches its views over the big memory...
+    expect(scanText("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv")).toHaveLength(1);
+    expect(walkStructured({ path: "/mnt/user-data/j.csv" }).refs).toHaveLength(1);
+    expect(generateHandle("t", "c", 0, 0)).toMatch(/^art_/);
+    const old = new WeakRef(engine().memory.buffer);
+    expect(old.deref()!.byteLength).toBeGreaterThan(64 << 20);
+    // ...then an extraction that neither scans nor walks starts a fresh instance.
+    const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
+    expect(extractArtifacts({ type: "tool", tool_call_id: "img", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] }, options)).toHaveLength(1);
+    expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
+    await new Promise((resolve) => setTimeout(resolve, 0)); // a WeakRef target lives to the end of the job
+    gc();
+    // Not toBeUndefined(): a failure would print the 85 MB buffer.
+    expect(old.deref() === undefined, "the replaced memory is still reachable").toBe(true);
   });
 });

@@ -10,7 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
-import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
+import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
 interface HashExports extends EngineExports {
@@ -89,6 +89,13 @@ let target: Uint8Array = new Uint8Array(0); // bytes[base, base + capacity), for
 let latin1: Buffer = Buffer.alloc(0);
 let table: Uint32Array = new Uint32Array(0); // the same bytes as u32, for batch tables at `base`
 let singleIn = target; // input of a single digest, after its output slot
+onRebuild(() => {
+  owner = undefined;
+  target = new Uint8Array(0);
+  latin1 = Buffer.alloc(0);
+  table = new Uint32Array(0);
+  singleIn = target;
+});
 
 /** Make `need` bytes of arena available from `base`; returns the hash exports. */
 function scratch(need: number, op: string): HashExports {

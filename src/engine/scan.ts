@@ -8,7 +8,7 @@
  * first and scan them afterwards.
  */
 import { displayName, sandboxPrefixesProblem, type ScanRef } from "../types.js";
-import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
+import { engine, memoryView, onRebuild, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
   scan_max_pairs(len: number, table: number, count: number): number;
@@ -144,6 +144,11 @@ function byteView(): Buffer {
   return bytes;
 }
 
+onRebuild(() => {
+  words = new Uint32Array(0);
+  bytes = Buffer.alloc(0);
+});
+
 /**
  * Write `text` as UTF-8 at the arena base; returns the byte length. Inside
  * runEngine. Small and medium texts are copied out as UTF-16 and transcoded
@@ -191,6 +196,7 @@ function encodeText(x: ScanExports, text: string, base: number): number {
 export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
   if (typeof text !== "string" || text === "") return [];
   const prefixes = encodePrefixes(options);
+  releaseMemoryFor(3 * text.length);
   const base = scanInputPointer(0);
   let out = 0;
   // One engine visit: encode, scan, drop repeats (by bytes), map the kept offsets to UTF-16.

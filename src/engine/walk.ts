@@ -19,7 +19,7 @@
  * values are walked (JSON.parse would keep the last); its `data` is
  * JSON.stringify(JSON.parse(bytes)), the compact form, measured as such.
  */
-import { engine, memoryView, reserve, runEngine, type EngineExports } from "./wasm.js";
+import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type BoundedJson, type GatedStrings, type WalkRejection } from "./serialize.js";
 
 export { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, type WalkRejection } from "./serialize.js";
@@ -86,6 +86,9 @@ function latin1(view: Uint8Array, start: number, end: number): string {
   if (latin1View.buffer !== view.buffer) latin1View = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
   return latin1View.toString("latin1", start, end);
 }
+onRebuild(() => {
+  latin1View = Buffer.alloc(0);
+});
 
 interface EngineWalk {
   status: WalkRejection | "ok";

@@ -77,11 +77,24 @@ export function memoryView(): Uint8Array {
   return view;
 }
 
+// What each facade does on a rebuild (see onRebuild).
+const rebuildHooks: Array<() => void> = [];
+
+/**
+ * Run `drop` whenever the instance is replaced. A facade that caches views
+ * over engine memory drops them there: a view of the old memory would keep
+ * it alive (hundreds of MB after a huge input) until that facade's next call.
+ */
+export function onRebuild(drop: () => void): void {
+  rebuildHooks.push(drop);
+}
+
 /** Throw away the instance (and its memory) and start a fresh one. */
 export function rebuild(): void {
   instance = instantiate();
   view = new Uint8Array(instance.memory.buffer);
   reserved = -1;
+  for (const drop of rebuildHooks) drop();
 }
 
 /**
