@@ -257,6 +257,7 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
       if (id !== null) view.memos.set(id, memo);
     });
   }
+  pruneMemos(view, messages);
   const results: Candidate[] = [];
   const calls: Candidate[] = [];
   for (const { message, memo } of open) {
@@ -264,6 +265,26 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
     for (let p = 0; p < memo.keys.length; p++) if (!view.members.has(memo.keys[p])) into.push({ message, memo, position: p });
   }
   return { results, calls };
+}
+
+// Memos the history may hold beyond twice its length before a sweep.
+const MEMO_SLACK = 256;
+
+/**
+ * Drop the memos of messages no longer in the history (compacted away) once
+ * they outnumber it: a busy thread under summarization would otherwise keep
+ * one per message it ever saw. A sweep costs one pass over the history and
+ * comes at most once per MEMO_SLACK new messages.
+ */
+function pruneMemos(view: ThreadView, messages: readonly MessageLike[]): void {
+  if (view.memos.size <= 2 * messages.length + MEMO_SLACK) return;
+  const kept = new Map<string, KeyMemo>();
+  for (const m of messages) {
+    const id = m === null || typeof m !== "object" ? null : messageIdOf(m);
+    const memo = id === null ? undefined : view.memos.get(id);
+    if (memo !== undefined) kept.set(id!, memo);
+  }
+  view.memos = kept;
 }
 
 /**

@@ -1,0 +1,68 @@
+// Capture's per-thread memo of occurrence keys (hashes by message id) must not
+// outgrow the history: under compaction a busy thread sees ever new messages
+// while its history stays short. Observed through the hashing it saves: a
+// message whose memo was dropped is hashed again when it comes back.
+import { describe, expect, it, vi } from "vitest";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import type { OccurrenceSeed } from "../../src/engine/hash.js";
+
+const hashed: string[] = [];
+vi.mock("../../src/engine/hash.js", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../src/engine/hash.js")>();
+  return {
+    ...original,
+    occurrenceKeys: (seeds: OccurrenceSeed[]) => {
+      for (const seed of seeds) hashed.push(String(seed.messageId));
+      return original.occurrenceKeys(seeds);
+    },
+  };
+});
+
+const { captureMiddleware } = await import("../../src/middleware/capture.js");
+const { mergeProcessed, mergeToolArtifacts } = await import("../../src/registry.js");
+
+interface State {
+  messages: BaseMessage[];
+  tool_artifacts: unknown[];
+  tool_artifact_processed: string[];
+}
+type Hook = (state: State, runtime: object) => { tool_artifacts: unknown[]; tool_artifact_processed: string[] } | undefined;
+
+/** A call and its result, `n`-th of the thread. */
+const turn = (n: number): BaseMessage[] => [
+  new AIMessage({ id: `ai-${n}`, content: "", tool_calls: [{ id: `c${n}`, name: "ls", args: {} }] }),
+  new ToolMessage({ id: `tool-${n}`, tool_call_id: `c${n}`, name: "ls", content: `wrote /mnt/user-data/f${n}.txt` }),
+];
+
+describe("capture's memo of occurrence keys", () => {
+  it("is swept of messages compacted away once they outnumber the history", () => {
+    const hook = captureMiddleware({ maxEntries: 1000 }).beforeModel as unknown as Hook;
+    const runtime = { configurable: { thread_id: "memos" } };
+    let state: State = { messages: [], tool_artifacts: [], tool_artifact_processed: [] };
+    const round = (messages: BaseMessage[]) => {
+      state = { ...state, messages };
+      const update = hook(state, runtime);
+      if (update !== undefined) {
+        state = {
+          messages,
+          tool_artifacts: mergeToolArtifacts(state.tool_artifacts as never, update.tool_artifacts as never),
+          tool_artifact_processed: mergeProcessed(state.tool_artifact_processed, update.tool_artifact_processed),
+        };
+      }
+    };
+    const first = turn(0);
+    round(first);
+    // Seen again while remembered: not hashed again.
+    hashed.length = 0;
+    round([...turn(1), ...first]);
+    expect(hashed).toEqual(["ai-1", "tool-1"]);
+    // A history of ten turns sliding over 400 (as summarization keeps it short).
+    for (let n = 2; n < 400; n++) round(Array.from({ length: 10 }, (_, k) => turn(Math.max(0, n - k))).flat());
+    hashed.length = 0;
+    round(first);
+    // Its memo was swept with the other compacted ones: hashed again, and
+    // still recorded (the ledger, not the memo, says what was processed).
+    expect(hashed).toEqual(["ai-0", "tool-0"]);
+    expect(state.tool_artifacts).toHaveLength(400);
+  });
+});
