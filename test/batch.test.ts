@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
+import { BufferPool } from "../src/batch/buffers.js";
 import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
 import { extractArtifacts } from "../src/extract.js";
@@ -234,6 +235,34 @@ describe("scanBatch", () => {
     } finally {
       await broken.close();
     }
+  });
+});
+
+describe("buffer pool", () => {
+  it("reuses buffers, but holds at most 64 MiB of idle ones, keeping the larger", () => {
+    const buffers = new BufferPool();
+    const big = Array.from({ length: 8 }, () => buffers.take(20 << 20));
+    expect(new Set(big).size).toBe(8);
+    for (const b of big) buffers.give(b);
+    expect(buffers.idleBytes).toBeLessThanOrEqual(64 << 20);
+    const kept = [buffers.take(20 << 20), buffers.take(20 << 20)];
+    expect(kept.every((b) => big.includes(b))).toBe(true); // reused, not new
+    buffers.give(new ArrayBuffer(1 << 20)); // smaller than each one held: fits beside them
+    expect(buffers.take(1 << 20).byteLength).toBe(1 << 20);
+    buffers.give(new ArrayBuffer((64 << 20) + 1)); // larger than the whole budget: left to the GC
+    expect(buffers.idleBytes).toBeLessThanOrEqual(64 << 20);
+  });
+
+  it("lets its idle buffers go when the pool closes", async () => {
+    const pool = new ScanPool({ threads: 1 });
+    try {
+      const items = corpus(200);
+      expect((await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0 })).entries).toEqual(expected(items));
+      expect(pool.buffers.idleBytes).toBeGreaterThan(0);
+    } finally {
+      await pool.close();
+    }
+    expect(pool.buffers.idleBytes).toBe(0);
   });
 });
 

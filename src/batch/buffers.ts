@@ -10,9 +10,22 @@
  */
 export class BufferPool {
   readonly #free: ArrayBuffer[] = [];
+  #idleBytes = 0;
 
-  /** @param keep how many idle buffers to hold at most (the rest are left to the GC). */
-  constructor(private readonly keep = 16) {}
+  /**
+   * @param keep how many idle buffers to hold at most (the rest are left to the GC).
+   * @param keepBytes how many bytes of idle buffers to hold at most: one batch
+   *   of huge items must not pin its buffers for the pool's life.
+   */
+  constructor(
+    private readonly keep = 16,
+    private readonly keepBytes = 64 << 20,
+  ) {}
+
+  /** Bytes held in idle buffers. */
+  get idleBytes(): number {
+    return this.#idleBytes;
+  }
 
   /** A buffer of at least `bytes`: a free one if any is large enough, else a new one with headroom. */
   take(bytes: number): ArrayBuffer {
@@ -21,7 +34,7 @@ export class BufferPool {
       const size = this.#free[i].byteLength;
       if (size >= bytes && (best === -1 || size < this.#free[best].byteLength)) best = i;
     }
-    if (best !== -1) return this.#free.splice(best, 1)[0];
+    if (best !== -1) return this.#remove(best);
     return withHeadroom(bytes);
   }
 
@@ -29,20 +42,34 @@ export class BufferPool {
   spare(): ArrayBuffer | undefined {
     let best = -1;
     for (let i = 0; i < this.#free.length; i++) if (best === -1 || this.#free[i].byteLength > this.#free[best].byteLength) best = i;
-    return best === -1 ? undefined : this.#free.splice(best, 1)[0];
+    return best === -1 ? undefined : this.#remove(best);
   }
 
   /** Hand a buffer back (detached ones, moved elsewhere meanwhile, are dropped). */
   give(buffer: ArrayBuffer | undefined): void {
-    if (buffer === undefined || buffer.byteLength === 0) return;
-    if (this.#free.length >= this.keep) {
-      // Keep the larger ones: they fit any request a smaller one fits.
+    if (buffer === undefined || buffer.byteLength === 0 || buffer.byteLength > this.keepBytes) return;
+    // Keep the larger ones: they fit any request a smaller one fits.
+    while (this.#free.length >= this.keep || this.#idleBytes + buffer.byteLength > this.keepBytes) {
+      if (this.#free.length === 0) return;
       let smallest = 0;
       for (let i = 1; i < this.#free.length; i++) if (this.#free[i].byteLength < this.#free[smallest].byteLength) smallest = i;
       if (this.#free[smallest].byteLength >= buffer.byteLength) return;
-      this.#free.splice(smallest, 1);
+      this.#remove(smallest);
     }
     this.#free.push(buffer);
+    this.#idleBytes += buffer.byteLength;
+  }
+
+  /** Let every idle buffer go. */
+  clear(): void {
+    this.#free.length = 0;
+    this.#idleBytes = 0;
+  }
+
+  #remove(i: number): ArrayBuffer {
+    const buffer = this.#free.splice(i, 1)[0];
+    this.#idleBytes -= buffer.byteLength;
+    return buffer;
   }
 }
 

@@ -154,10 +154,10 @@ export class ScanPool {
     return this.#piscina?.threads ?? [];
   }
 
-  /** Let running tasks finish, then stop every worker (tasks still queued fail). */
+  /** Let running tasks finish, then stop every worker (tasks still queued fail) and let idle buffers go. */
   async close(): Promise<void> {
     const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
-    if (ready === undefined) return;
-    await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
+    if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
+    this.buffers.clear();
   }
 }
