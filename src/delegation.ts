@@ -89,13 +89,18 @@ export function childThreadId(parentThreadId: unknown, toolCallId: string): stri
 }
 
 /**
- * The report of a finished agent: the text of the AI or tool message it ended
- * on. `createAgent` ends on a tool message only after a `returnDirect` tool
- * succeeded, and that result is the output the child was built to give (the
- * AI message before it only asked for the call). An agent that ended on a
- * failed tool result has no report.
+ * The report of a finished agent: its structured response (`responseFormat`)
+ * as JSON, else the text of the AI or tool message it ended on. The
+ * structured response is the one its resolution resolved: the message text
+ * holds the child's handles, which mean nothing to the lead. `createAgent`
+ * ends on a tool message only after a `returnDirect` tool succeeded, and that
+ * result is the output the child was built to give (the AI message before it
+ * only asked for the call). An agent that ended on a failed tool result has
+ * no report.
  */
 function finalReport(result: unknown): string | undefined {
+  const structured = (result as { structuredResponse?: unknown } | null)?.structuredResponse;
+  if (structured !== undefined) return JSON.stringify(structured);
   const messages = (result as { messages?: unknown } | null)?.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i--) {

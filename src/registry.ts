@@ -175,17 +175,27 @@ const anyArrayOrEmpty = () => z.array(z.unknown()).catch(() => []);
 const registryUpdateSchema = anyArrayOrEmpty() as unknown as z.ZodType<ArtifactUpdate[]>;
 const ledgerUpdateSchema = anyArrayOrEmpty() as unknown as z.ZodType<string[]>;
 
+const registryChannel = new ReducedValue(z.array(artifactEntrySchema).default(() => []) as unknown as z.ZodType<ArtifactEntry[]>, {
+  inputSchema: registryUpdateSchema,
+  reducer: mergeToolArtifacts,
+});
+
 /**
  * The two channels, ready for `createMiddleware({ stateSchema })`; agents
  * whose middlewares share this schema share the channels.
  */
 export const toolArtifactsStateSchema = new StateSchema({
-  tool_artifacts: new ReducedValue(z.array(artifactEntrySchema).default(() => []) as unknown as z.ZodType<ArtifactEntry[]>, {
-    inputSchema: registryUpdateSchema,
-    reducer: mergeToolArtifacts,
-  }),
+  tool_artifacts: registryChannel,
   tool_artifact_processed: new ReducedValue(z.array(z.string()).default(() => []) as z.ZodType<string[]>, {
     inputSchema: ledgerUpdateSchema,
     reducer: mergeProcessed,
   }),
 });
+
+/**
+ * The registry channel alone (the same channel), for middlewares with a
+ * `wrapModelCall` that read only the registry: langchain parses such a
+ * middleware's whole schema out of state on every model call, and the
+ * ledger, never trimmed, would make each call cost O(ledger).
+ */
+export const registryStateSchema = new StateSchema({ tool_artifacts: registryChannel });

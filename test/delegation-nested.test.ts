@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { Command, interrupt, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
-import { createAgent, tool } from "langchain";
+import { createAgent, tool, toolStrategy } from "langchain";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
@@ -291,5 +291,25 @@ describe("where a child's state lives", () => {
     expect(childModel.calls).toBe(1); // the child really ended on the tool, with no answer after it
     expect(lastTool(result.messages)).toMatchObject({ name: TASK_TOOL_NAME, status: "success", content: `Published ${PUBLISHED}` });
     expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, PUBLISHED]]);
+  });
+
+  it("reports a child's structured response, resolved, not the child's handles", async () => {
+    const render = tool(async () => `Rendered ${CHILD_OUTPUT}`, { name: "render", description: "Render", schema: z.object({}) });
+    const format = toolStrategy(z.object({ file: z.string() }));
+    let childHandle = "";
+    const childModel = new ScriptedChatModel([
+      { tool_calls: [{ name: "render", args: {} }] },
+      (messages) => {
+        childHandle = handleShown(messages, "summary.txt");
+        return { tool_calls: [{ name: format[0]!.name, args: { file: childHandle } }] };
+      },
+    ]);
+    const child = createAgent({ model: childModel, tools: [render], responseFormat: format, middleware: [...toolArtifactsMiddleware()] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "renderer", description: "Render it." } }] }, { content: "ok" }]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { renderer: child } })], middleware: [...toolArtifactsMiddleware()], checkpointer: new MemorySaver() });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-so" } })) as unknown as LeadResult;
+    expect(childHandle).toMatch(/^art_/);
+    expect(lastTool(result.messages)).toMatchObject({ name: TASK_TOOL_NAME, status: "success", content: JSON.stringify({ file: CHILD_OUTPUT }) });
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, CHILD_OUTPUT]]);
   });
 });

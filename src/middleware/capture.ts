@@ -21,7 +21,7 @@ import { findHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
-import { isStructuredResponseMessage, markStructuredResponse, structuredResultOf } from "./structured.js";
+import { isStructuredResponseMessage } from "./structured.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
 interface CaptureState {
@@ -385,9 +385,8 @@ function captureRound(
  * The thread id comes from `configurable.thread_id` or `context.thread_id`;
  * without one, or with `enabled` off, it records nothing.
  *
- * Its `wrapModelCall` marks the `ToolMessage` langchain writes for a
- * `toolStrategy` structured response, which capture then records without
- * reading (see `./structured.ts`).
+ * A `ToolMessage` resolution marked as the answer to a structured response
+ * (see `./structured.ts`) is recorded, not read.
  *
  * @example
  * ```ts
@@ -425,12 +424,6 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
         return undefined;
       }
       return captureRound(state as CaptureState, threadId, config, extract, views);
-    },
-    wrapModelCall: async (request, handler) => {
-      const result = await handler(request);
-      const structured = config.enabled ? structuredResultOf(result) : null;
-      // The handler's type claims an AIMessage; a structured result goes back as it came, marked.
-      return structured === null ? result : (markStructuredResponse(structured) as unknown as typeof result);
     },
   });
   return withConstraints(middleware, { before: [WELL_KNOWN_MIDDLEWARE.summarization] });

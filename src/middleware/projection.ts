@@ -27,7 +27,7 @@ import {
 import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
-import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
+import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry } from "../types.js";
 
 export const PROJECTION_MIDDLEWARE_NAME = "tool-artifacts-projection";
@@ -266,16 +266,21 @@ function withNotice(system: SystemMessage | undefined): SystemMessage {
   return plain.concat(new SystemMessage({ content: [{ type: "text", text: UNTRUSTED_DATA_NOTICE }] }));
 }
 
-/** The projection's schema: the registry channels plus whatever host sections read. */
+/**
+ * The projection's schema: the registry channel (not the ledger, which
+ * langchain would parse on every model call; see registryStateSchema) plus
+ * whatever host sections read.
+ */
 function projectionStateSchema(sections: readonly ContextSection[]) {
   const keys = new Set(sections.flatMap((s) => s.stateKeys ?? []));
-  for (const key of Object.keys(toolArtifactsStateSchema.fields)) keys.delete(key);
+  keys.delete("tool_artifacts");
   keys.delete("messages");
-  if (keys.size === 0) return toolArtifactsStateSchema;
-  const extra = Object.fromEntries([...keys].map((key) => [key, z.unknown().optional()]));
+  if (keys.size === 0) return registryStateSchema;
+  const own: Record<string, unknown> = toolArtifactsStateSchema.fields;
+  const extra = Object.fromEntries([...keys].map((key) => [key, own[key] ?? z.unknown().optional()]));
   // The extra channels are read-only views; the cast keeps the middleware's
-  // state type the registry's, which is what the other two middlewares share.
-  return new StateSchema({ ...toolArtifactsStateSchema.fields, ...extra }) as unknown as typeof toolArtifactsStateSchema;
+  // state type the registry's, which is what resolution shares.
+  return new StateSchema({ ...registryStateSchema.fields, ...extra }) as unknown as typeof registryStateSchema;
 }
 
 /**

@@ -4,14 +4,15 @@
  * policies) and the tool see concrete paths and URLs, while the message
  * history keeps the handles the model wrote. A call naming a handle the
  * registry does not hold is refused with an error result the model can act on.
- * A structured response (`responseFormat`) gets its known handles resolved too.
+ * A structured response (`responseFormat`) gets its known handles resolved
+ * too, and the ToolMessage that records it is marked for capture.
  */
 import { createMiddleware, ToolMessage } from "langchain";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
-import { currentEntries, isUsableEntry, toolArtifactsStateSchema } from "../registry.js";
-import { structuredResultOf } from "./structured.js";
+import { currentEntries, isUsableEntry, registryStateSchema } from "../registry.js";
+import { markStructuredResponse, structuredResultOf } from "./structured.js";
 
 export const RESOLUTION_MIDDLEWARE_NAME = "tool-artifacts-resolution";
 
@@ -74,21 +75,25 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
   const active = config.enabled && config.resolveHandlesInArgs;
   const middleware = createMiddleware({
     name: RESOLUTION_MIDDLEWARE_NAME,
-    stateSchema: toolArtifactsStateSchema,
+    // The registry alone: this hook runs on every model call (see registryStateSchema).
+    stateSchema: registryStateSchema,
     // A structured response (`responseFormat`) is the agent's answer to its
     // caller, who has no registry: its known handles are resolved the way a
     // tool's args are; unknown ones stay as written (there is no call to
-    // refuse). The history keeps what the model wrote.
+    // refuse). The history keeps what the model wrote. The ToolMessage
+    // langchain writes for it is marked for capture whenever the feature is
+    // on (it answers no tool); marking here, not in capture, spares capture
+    // a hook that would have langchain parse the ledger on every model call.
     wrapModelCall: async (request, handler) => {
       const result = await handler(request);
-      const structured = active ? structuredResultOf(result) : null;
+      let structured = config.enabled ? structuredResultOf(result) : null;
       if (structured === null) return result;
-      const handles = findHandles(structured.structuredResponse);
-      if (handles.length === 0) return result;
-      const refs = lookUp(registryOf(request.state), handles);
-      if (refs.size === 0) return result;
+      structured = markStructuredResponse(structured);
+      const handles = active ? findHandles(structured.structuredResponse) : [];
+      const refs = handles.length === 0 ? null : lookUp(registryOf(request.state), handles);
+      if (refs !== null && refs.size > 0) structured = { ...structured, structuredResponse: resolveHandles(structured.structuredResponse, refs) };
       // The handler's type claims an AIMessage; a structured result goes back in its own shape.
-      return { ...structured, structuredResponse: resolveHandles(structured.structuredResponse, refs) } as unknown as typeof result;
+      return structured as unknown as typeof result;
     },
     wrapToolCall: (request, handler) => {
       const { toolCall } = request;

@@ -69,6 +69,18 @@ describe("toolArtifactsMiddleware", () => {
     expect(toolArtifactsMiddleware({ tool_artifacts: { max_entries: 50 } }).policyFingerprint).toBe(artifacts.policyFingerprint);
   });
 
+  it("keeps the ledger out of every model call: no middleware with a wrapModelCall declares it", () => {
+    // langchain parses such a middleware's schema out of state on every model
+    // call, and the ledger is never trimmed.
+    const artifacts = toolArtifactsMiddleware();
+    for (const mw of artifacts) {
+      const fields = Object.keys((mw.stateSchema as unknown as { fields: object }).fields);
+      expect(mw.wrapModelCall === undefined || !fields.includes("tool_artifact_processed"), mw.name).toBe(true);
+    }
+    expect(artifacts.resolution.wrapModelCall).toBeDefined();
+    expect(artifacts.projection.wrapModelCall).toBeDefined();
+  });
+
   it("validates its configuration when created, naming the field", () => {
     expect(() => toolArtifactsMiddleware({ maxEntries: 5 })).toThrow(/maxEntries/);
     expect(() => toolArtifactsMiddleware({ tool_artifacts: { resolve_handles_in_args: "yes" } })).toThrow(/tool_artifacts\.resolve_handles_in_args/);
