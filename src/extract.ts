@@ -44,7 +44,7 @@
  */
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
-import { scanText } from "./engine/scan.js";
+import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
@@ -394,7 +394,7 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
   const free = value === NOT_JSON ? text : jsonTextRefs(value, out);
   let refs;
   try {
-    refs = scanText(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
+    refs = scanTextWithin(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
   } catch (error) {
     if (error instanceof TypeError) throw error; // a bad sandbox prefix: the caller's bug, not odd data
     out.engineFailed(error); // the engine could not take this text: it adds nothing

@@ -240,17 +240,34 @@ describe("scanBatch", () => {
 
 describe("buffer pool", () => {
   it("reuses buffers, but holds at most 64 MiB of idle ones, keeping the larger", () => {
+    const MiB = 1 << 20;
     const buffers = new BufferPool();
-    const big = Array.from({ length: 8 }, () => buffers.take(20 << 20));
-    expect(new Set(big).size).toBe(8);
+    const big = Array.from({ length: 8 }, () => new ArrayBuffer(25 * MiB));
     for (const b of big) buffers.give(b);
-    expect(buffers.idleBytes).toBeLessThanOrEqual(64 << 20);
-    const kept = [buffers.take(20 << 20), buffers.take(20 << 20)];
+    expect(buffers.idleBytes).toBe(50 * MiB); // two of eight
+    const kept = [buffers.take(20 * MiB), buffers.take(20 * MiB)];
     expect(kept.every((b) => big.includes(b))).toBe(true); // reused, not new
-    buffers.give(new ArrayBuffer(1 << 20)); // smaller than each one held: fits beside them
-    expect(buffers.take(1 << 20).byteLength).toBe(1 << 20);
-    buffers.give(new ArrayBuffer((64 << 20) + 1)); // larger than the whole budget: left to the GC
-    expect(buffers.idleBytes).toBeLessThanOrEqual(64 << 20);
+
+    // Room is made by letting smaller ones go, smallest first, only if that is enough.
+    const [five, ten, twenty, fifty] = [5, 10, 20, 50].map((n) => new ArrayBuffer(n * MiB));
+    for (const b of [five, fifty]) buffers.give(b);
+    expect(buffers.idleBytes).toBe(55 * MiB);
+    buffers.give(twenty); // letting 5 go would not make room: 20 goes, 5 stays
+    expect(buffers.idleBytes).toBe(55 * MiB);
+    buffers.give(ten); // letting 5 go does
+    expect(buffers.idleBytes).toBe(60 * MiB);
+    expect(buffers.take(6 * MiB)).toBe(ten);
+    expect(buffers.take(6 * MiB)).toBe(fifty);
+    expect(buffers.take(MiB)).not.toBe(five);
+    buffers.give(new ArrayBuffer(64 * MiB + 1)); // larger than the whole budget: left to the GC
+    expect(buffers.idleBytes).toBe(0);
+  });
+
+  it("holds at most 16 idle buffers, keeping the larger", () => {
+    const buffers = new BufferPool();
+    const sizes = Array.from({ length: 20 }, (_, i) => (i + 1) * 1024);
+    for (const n of sizes) buffers.give(new ArrayBuffer(n));
+    expect(buffers.idleBytes).toBe(sizes.slice(4).reduce((a, b) => a + b, 0));
   });
 
   it("lets its idle buffers go when the pool closes", async () => {

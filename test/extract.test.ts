@@ -8,7 +8,7 @@ import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../
 import { generateHandle } from "../src/engine/hash.js";
 import { scanText } from "../src/engine/scan.js";
 import { walkStructured } from "../src/engine/walk.js";
-import { engine } from "../src/engine/wasm.js";
+import { engine, onRebuild } from "../src/engine/wasm.js";
 import type { ArtifactEntry } from "../src/types.js";
 
 const NOW = "2025-01-02T03:04:05.000Z";
@@ -821,6 +821,18 @@ describe("engine memory", () => {
     expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
     expect(entries.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.csv", "https://x.example/b.png"]);
     expect(entries[0].handle).toBe(generateHandle("t", "c", 0, 0));
+  });
+
+  it("keeps it within one extraction: a result with several huge texts grows it once", () => {
+    const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
+    extractArtifacts({ type: "tool", tool_call_id: "small", content: "/mnt/user-data/a.csv" }, options); // starts small
+    let rebuilds = 0;
+    onRebuild(() => rebuilds++);
+    const huge = (name: string) => ({ type: "text", text: "x ".repeat(20_000_000) + `/mnt/user-data/${name}.csv` });
+    const content = [huge("one"), { type: "text", text: "/mnt/user-data/small.csv" }, huge("two")];
+    const entries = extractArtifacts({ type: "tool", tool_call_id: "big", content }, options);
+    expect(entries.map((e) => e.real_ref)).toEqual(["/mnt/user-data/one.csv", "/mnt/user-data/small.csv", "/mnt/user-data/two.csv"]);
+    expect(rebuilds).toBe(0);
   });
 
   it("gives it back at the next ordinary scanText too", () => {

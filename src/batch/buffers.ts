@@ -48,16 +48,25 @@ export class BufferPool {
   /** Hand a buffer back (detached ones, moved elsewhere meanwhile, are dropped). */
   give(buffer: ArrayBuffer | undefined): void {
     if (buffer === undefined || buffer.byteLength === 0 || buffer.byteLength > this.keepBytes) return;
-    // Keep the larger ones: they fit any request a smaller one fits.
-    while (this.#free.length >= this.keep || this.#idleBytes + buffer.byteLength > this.keepBytes) {
-      if (this.#free.length === 0) return;
-      let smallest = 0;
-      for (let i = 1; i < this.#free.length; i++) if (this.#free[i].byteLength < this.#free[smallest].byteLength) smallest = i;
-      if (this.#free[smallest].byteLength >= buffer.byteLength) return;
-      this.#remove(smallest);
+    const size = buffer.byteLength;
+    const fits = (count: number, bytes: number) => count <= this.keep && bytes <= this.keepBytes;
+    if (!fits(this.#free.length + 1, this.#idleBytes + size)) {
+      // Keep the larger ones (they fit any request a smaller one fits): make
+      // room by letting smaller ones go, smallest first, if that is enough;
+      // otherwise this one goes.
+      const smaller = this.#free.filter((b) => b.byteLength < size).sort((a, b) => a.byteLength - b.byteLength);
+      let count = this.#free.length + 1;
+      let bytes = this.#idleBytes + size;
+      let evicted = 0;
+      while (!fits(count, bytes) && evicted < smaller.length) {
+        bytes -= smaller[evicted++].byteLength;
+        count--;
+      }
+      if (!fits(count, bytes)) return;
+      for (const b of smaller.slice(0, evicted)) this.#remove(this.#free.indexOf(b));
     }
     this.#free.push(buffer);
-    this.#idleBytes += buffer.byteLength;
+    this.#idleBytes += size;
   }
 
   /** Let every idle buffer go. */

@@ -156,8 +156,11 @@ export class ScanPool {
 
   /** Let running tasks finish, then stop every worker (tasks still queued fail) and let idle buffers go. */
   async close(): Promise<void> {
-    const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
-    if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
-    this.buffers.clear();
+    try {
+      const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
+      if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
+    } finally {
+      this.buffers.clear();
+    }
   }
 }

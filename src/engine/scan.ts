@@ -197,6 +197,19 @@ export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
   if (typeof text !== "string" || text === "") return [];
   const prefixes = encodePrefixes(options);
   releaseMemoryFor(3 * text.length);
+  return scanEncoded(text, prefixes);
+}
+
+/**
+ * scanText within an operation that has released memory at its start
+ * (extraction): releasing again between its texts would throw away, after a
+ * small text, the memory the next huge one grows again.
+ */
+export function scanTextWithin(text: string, options?: ScanOptions): ScanRef[] {
+  return text === "" ? [] : scanEncoded(text, encodePrefixes(options));
+}
+
+function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
   const base = scanInputPointer(0);
   let out = 0;
   // One engine visit: encode, scan, drop repeats (by bytes), map the kept offsets to UTF-16.
