@@ -89,8 +89,8 @@ export function childThreadId(parentThreadId: unknown, toolCallId: string): stri
 }
 
 /**
- * The report of a finished agent: its structured response (`responseFormat`)
- * as JSON, else the text of the AI or tool message it ended on. The
+ * The report of a finished agent: its structured response (`responseFormat`;
+ * JSON unless it is a string), else the text of the AI or tool message it ended on. The
  * structured response is the one its resolution resolved: the message text
  * holds the child's handles, which mean nothing to the lead. `createAgent`
  * ends on a tool message only after a `returnDirect` tool succeeded, and that
@@ -100,7 +100,9 @@ export function childThreadId(parentThreadId: unknown, toolCallId: string): stri
  */
 function finalReport(result: unknown): string | undefined {
   const structured = (result as { structuredResponse?: unknown } | null)?.structuredResponse;
-  if (structured !== undefined) return JSON.stringify(structured);
+  // A string is the report itself: as JSON its newlines would be `\n` escapes
+  // glued to the path before them in the lead's scan.
+  if (structured !== undefined) return typeof structured === "string" ? structured : JSON.stringify(structured);
   const messages = (result as { messages?: unknown } | null)?.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -128,14 +130,15 @@ const taskToolOptionsSchema = z.object({
   .strict();
 
 const DEFAULT_DESCRIPTION =
-  "Delegate a self-contained task to a sub-agent. It starts fresh: put everything it needs (goal, concrete file paths or artifact handles, constraints) in `description`. It returns its final report as text.";
+  "Delegate a self-contained task to a sub-agent. It starts fresh: put everything it needs (goal, concrete file paths or artifact handles, constraints) in `description`. It returns its final report as text (JSON when it gives structured output).";
 
 /**
  * A LangChain.js tool named `task` (`{subagent_type, description}`) that runs
  * the named sub-agent from `buildChildInitialState(description)` under
- * `childThreadId(<lead thread>, <tool call id>)` and returns its report: the
- * text of its final AI message, or of the tool result it ended on when its
- * last step was a `returnDirect` tool. The report is an ordinary tool result
+ * `childThreadId(<lead thread>, <tool call id>)` and returns its report: its
+ * structured response when it has one (`responseFormat`; as JSON unless it is
+ * a string), else the text of its final AI message, or of the tool result it
+ * ended on when its last step was a `returnDirect` tool. The report is an ordinary tool result
  * of the lead, so the lead's capture scans it.
  * An unknown `subagent_type`, or a child that ends without a report (blank
  * text, or a failed tool result), gives an error tool result naming the

@@ -312,4 +312,19 @@ describe("where a child's state lives", () => {
     expect(lastTool(result.messages)).toMatchObject({ name: TASK_TOOL_NAME, status: "success", content: JSON.stringify({ file: CHILD_OUTPUT }) });
     expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, CHILD_OUTPUT]]);
   });
+
+  it("reports a child's string structured response as itself, not as a JSON string", async () => {
+    const render = tool(async () => `Rendered ${CHILD_OUTPUT}`, { name: "render", description: "Render", schema: z.object({}) });
+    const format = toolStrategy(z.string());
+    const childModel = new ScriptedChatModel([
+      { tool_calls: [{ name: "render", args: {} }] },
+      (messages) => ({ tool_calls: [{ name: format[0]!.name, args: `wrote ${handleShown(messages, "summary.txt")}\nand more` as never }] }),
+    ]);
+    const child = createAgent({ model: childModel, tools: [render], responseFormat: format as never, middleware: [...toolArtifactsMiddleware()] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "renderer", description: "Render it." } }] }, { content: "ok" }]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { renderer: child } })], middleware: [...toolArtifactsMiddleware()], checkpointer: new MemorySaver() });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-so-string" } })) as unknown as LeadResult;
+    expect(lastTool(result.messages).content).toBe(`wrote ${CHILD_OUTPUT}\nand more`);
+    expect(result.tool_artifacts.map((e) => e.real_ref)).toEqual([CHILD_OUTPUT]);
+  });
 });

@@ -43,7 +43,11 @@ export const UNTRUSTED_DATA_NOTICE =
 
 /** What a host section sees: the request's state and messages, and the runtime. */
 export interface SectionView {
-  /** The request state: the registry channels, `messages`, and the channels named in the section's `stateKeys`. */
+  /**
+   * The request state: `tool_artifacts`, `messages`, and the channels named
+   * in the section's `stateKeys` (the ledger, `tool_artifact_processed`, only
+   * when named there: langchain then parses it on every model call).
+   */
   state: Record<string, unknown>;
   messages: readonly BaseMessage[];
   runtime: unknown;
@@ -277,7 +281,7 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
   keys.delete("messages");
   if (keys.size === 0) return registryStateSchema;
   const own: Record<string, unknown> = toolArtifactsStateSchema.fields;
-  const extra = Object.fromEntries([...keys].map((key) => [key, own[key] ?? z.unknown().optional()]));
+  const extra = Object.fromEntries([...keys].map((key) => [key, Object.hasOwn(own, key) ? own[key] : z.unknown().optional()]));
   // The extra channels are read-only views; the cast keeps the middleware's
   // state type the registry's, which is what resolution shares.
   return new StateSchema({ ...registryStateSchema.fields, ...extra }) as unknown as typeof registryStateSchema;
