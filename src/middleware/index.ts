@@ -1,7 +1,8 @@
 /**
  * The three tool-artifacts middlewares from one validated configuration:
- * capture (`beforeModel`), resolution (`wrapToolCall`) and projection
- * (`wrapModelCall`), in the order they should sit in an agent.
+ * capture (`beforeModel`), resolution (`wrapToolCall`, and `wrapModelCall`
+ * for a structured response) and projection (`wrapModelCall`), in the order
+ * they should sit in an agent.
  */
 import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { captureMiddleware, type CaptureOptions } from "./capture.js";
