@@ -300,7 +300,7 @@ describe("process lifetime", () => {
       const workers = [...pool.workers];
       const exited = Promise.all(workers.map((w) => new Promise((done) => w.once("exit", done))));
       await pool.close();
-      const stopped = await Promise.race([exited.then(() => true), new Promise((done) => setTimeout(done, 10_000, false))]);
+      const stopped = await Promise.race([exited.then(() => true), new Promise((done) => setTimeout(done, 10_000, false).unref())]);
       console.log(JSON.stringify({ entries: result.entries.flat().length, workers: workers.length, stopped, left: pool.workers.length }));`);
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
@@ -341,6 +341,26 @@ describe("process lifetime", () => {
     expect(r.status).toBe(0);
     expect(r.stderr).not.toMatch(/MaxListenersExceededWarning/);
     expect(JSON.parse(r.stdout)).toEqual({ entries: 300, many: true, restored: true });
+  });
+
+  it("a pool nobody closes raises the stdout/stderr listener limit only while it has workers", () => {
+    const r = child(`
+      const limit = () => process.stdout.getMaxListeners() + "/" + process.stderr.getMaxListeners();
+      const before = limit();
+      const seen = [];
+      const gone = async (p) => { while (p.workers.length > 0) await new Promise((done) => setTimeout(done, 20)); await new Promise((done) => setTimeout(done, 20)); };
+      const pools = Array.from({ length: 5 }, () => new ScanPool({ threads: 2, idleTimeoutMs: 2000 }));
+      await Promise.all(pools.map((pool) => scanBatch(items, { pool, poolThreshold: 0 })));
+      seen.push(limit());
+      for (const pool of pools) await gone(pool);
+      seen.push(limit());
+      await scanBatch(items, { pool: pools[0], poolThreshold: 0 }); // its workers start again
+      seen.push(limit());
+      await pools[0].close();
+      seen.push(limit());
+      console.log(JSON.stringify({ before, seen }));`);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ before: "10/10", seen: ["20/20", "10/10", "12/12", "10/10"] });
   });
 
   it("a pool that never runs a task loads no Piscina and starts nothing, and closes at once", () => {

@@ -53,7 +53,10 @@ function startupSignal(): AbortController {
 /**
  * Each worker thread pipes its stdout and stderr into this process's, and
  * adds an "error" listener to each to do so: a pool of more than ten workers
- * must not make Node warn of a leak. Unlimited stays unlimited.
+ * must not make Node warn of a leak. Unlimited stays unlimited. A pool raises
+ * the limit while it may have workers, from before it starts one until its
+ * last has gone (idle, or closed), so a pool nobody closes does not keep the
+ * limit raised for good.
  */
 function allowWorkerListeners(workers: number): void {
   for (const stream of [process.stdout, process.stderr]) {
@@ -77,6 +80,8 @@ export class ScanPool {
   /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
   #startup = startupSignal();
   #closing?: Promise<void>;
+  /** Whether this pool has raised the stdout/stderr listener limit (see allowWorkerListeners). */
+  #listenersAllowed = false;
 
   constructor(options: ScanPoolOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("ScanPool: options must be an object");
@@ -112,8 +117,9 @@ export class ScanPool {
         this.#startup = startupSignal();
         startup.abort(err);
       });
+      // A worker's destroy event comes before Piscina forgets it: look once it has.
+      piscina.on("workerDestroy", () => setImmediate(() => this.#workersGone(piscina)));
       this.#piscina = piscina;
-      allowWorkerListeners(this.threads);
       const move: Move = (task, buffers) => Piscina.move(new Moved(task, buffers));
       return { piscina, move };
     })());
@@ -124,6 +130,7 @@ export class ScanPool {
     const { piscina, move } = await this.#start();
     const { signal } = this.#startup;
     const moved = task.spare ? [task.input, task.spare] : [task.input];
+    this.#allowListeners(true);
     try {
       return await piscina.run(move(task, moved), { signal });
     } catch (err) {
@@ -146,7 +153,19 @@ export class ScanPool {
    */
   #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: Move): void {
     if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
+    this.#allowListeners(true);
     piscina.run(move(emptyTask(), [])).catch(() => {});
+  }
+
+  #allowListeners(allow: boolean): void {
+    // A closed pool starts no worker (its run rejects).
+    if (allow === this.#listenersAllowed || (allow && this.#closing !== undefined)) return;
+    this.#listenersAllowed = allow;
+    allowWorkerListeners(allow ? this.threads : -this.threads);
+  }
+
+  #workersGone(piscina: Piscina<unknown, ScanResult>): void {
+    if (piscina.threads.length === 0) this.#allowListeners(false);
   }
 
   /** The live worker threads (diagnostics and fault tests). */
@@ -158,7 +177,7 @@ export class ScanPool {
   async close(): Promise<void> {
     try {
       const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
-      if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => allowWorkerListeners(-this.threads)));
+      if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => this.#allowListeners(false)));
     } finally {
       this.buffers.clear();
     }
