@@ -53,9 +53,13 @@ export interface CaptureOptions {
 /** The ledger prefix of a call's retry record (DESIGN §5). */
 export const RETRY_PREFIX = "retry:";
 
-// One view per thread an agent serves concurrently; beyond this the least
-// recently used thread starts over (rehashing its history once).
-const MAX_THREAD_VIEWS = 16;
+// One view per thread an agent serves concurrently, least recently used
+// first out; a thread whose view went starts over (rehashing its history
+// once). Bounded by count and by what they remember in all, so that many
+// short threads or a few long ones fit: a message is a memo and a ledger
+// item, about 240 bytes together in a soak probe, so ~30 MB at most.
+const MAX_THREAD_VIEWS = 1024;
+const MAX_VIEW_ITEMS = 1 << 18;
 
 /** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
@@ -93,24 +97,43 @@ interface ThreadView {
    * same ids) is not hashed again. Id-less messages are hashed every round.
    */
   memos: Map<string, KeyMemo>;
+  /** Memos and ledger items as of the view's last visit (ThreadViews' bound). */
+  items: number;
 }
 
-/**
- * The thread's view, brought up to `ledger`. The ledger only grows (its
- * reducer appends), so the membership set is extended by the new tail when
- * the old items are still its prefix, and rebuilt in a new epoch otherwise.
- */
-function threadView(views: Map<string, ThreadView>, threadId: string, ledger: readonly unknown[]): ThreadView {
-  let view = views.get(threadId);
-  if (view !== undefined) views.delete(threadId);
-  if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map() };
-  else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos };
-  for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
-  view.ledger = ledger;
-  view.length = ledger.length;
-  views.set(threadId, view);
-  if (views.size > MAX_THREAD_VIEWS) views.delete(views.keys().next().value!);
-  return view;
+/** The thread views of one capture middleware: least recently used first out, within both bounds. */
+class ThreadViews {
+  readonly #byThread = new Map<string, ThreadView>();
+  /** The views' `items`, summed: each view's growth since its last visit counts at its next. */
+  #items = 0;
+
+  /**
+   * The thread's view, brought up to `ledger`. The ledger only grows (its
+   * reducer appends), so the membership set is extended by the new tail when
+   * the old items are still its prefix, and rebuilt in a new epoch otherwise.
+   */
+  visit(threadId: string, ledger: readonly unknown[]): ThreadView {
+    let view = this.#byThread.get(threadId);
+    if (view !== undefined) {
+      this.#byThread.delete(threadId);
+      this.#items -= view.items;
+    }
+    if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0 };
+    else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0 };
+    for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
+    view.ledger = ledger;
+    view.length = ledger.length;
+    view.items = view.memos.size + view.length;
+    this.#items += view.items;
+    this.#byThread.set(threadId, view);
+    for (const [id, other] of this.#byThread) {
+      if (this.#byThread.size <= MAX_THREAD_VIEWS && this.#items <= MAX_VIEW_ITEMS) break;
+      if (other === view) continue;
+      this.#byThread.delete(id);
+      this.#items -= other.items;
+    }
+    return view;
+  }
 }
 
 function isPrefixOf(view: ThreadView, ledger: readonly unknown[]): boolean {
@@ -297,12 +320,12 @@ function captureRound(
   threadId: string,
   config: ToolArtifactsConfig,
   extract: typeof extractArtifacts,
-  views: Map<string, ThreadView>,
+  views: ThreadViews,
 ): CaptureUpdate | undefined {
   const messages = (state.messages ?? []) as readonly MessageLike[];
   const registry = Array.isArray(state.tool_artifacts) ? state.tool_artifacts : [];
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
-  const view = threadView(views, threadId, ledgerItems);
+  const view = views.visit(threadId, ledgerItems);
   const { results, calls } = unprocessed(messages, threadId, view);
 
   const captured: ArtifactEntry[] = [];
@@ -398,7 +421,7 @@ function captureRound(
 export function captureMiddleware(input?: ToolArtifactsConfigSource, options: CaptureOptions = {}) {
   const config = parseToolArtifactsConfig(input);
   const extract = options.extract ?? extractArtifacts;
-  const views = new Map<string, ThreadView>();
+  const views = new ThreadViews();
   let warned = false;
   /** Once per middleware: without a thread id nothing is captured, and the model never sees a handle. */
   const warnNoThreadId = (runtime: CaptureRuntime) => {

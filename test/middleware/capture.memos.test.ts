@@ -65,4 +65,28 @@ describe("capture's memo of occurrence keys", () => {
     expect(hashed).toEqual(["ai-0", "tool-0"]);
     expect(state.tool_artifacts).toHaveLength(400);
   });
+
+  it("is kept for many threads served in turn, not only the last few", () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    const threads = Array.from({ length: 100 }, (_, t) => ({
+      runtime: { configurable: { thread_id: `thread-${t}` } },
+      state: { messages: [] as BaseMessage[], tool_artifacts: [] as unknown[], tool_artifact_processed: [] as string[] },
+    }));
+    const round = (thread: (typeof threads)[number], messages: BaseMessage[]) => {
+      const update = hook({ ...thread.state, messages }, thread.runtime);
+      thread.state = {
+        messages,
+        tool_artifacts: mergeToolArtifacts(thread.state.tool_artifacts as never, (update?.tool_artifacts ?? []) as never),
+        tool_artifact_processed: mergeProcessed(thread.state.tool_artifact_processed, update?.tool_artifact_processed ?? []),
+      };
+    };
+    // Ten turns of history each; ids are per thread.
+    const history = (t: number, turns: number) => Array.from({ length: turns }, (_, n) => turn(1000 * t + n)).flat();
+    threads.forEach((thread, t) => round(thread, history(t, 10)));
+    hashed.length = 0;
+    // The next turn of every thread, in the same order: only the new messages are hashed.
+    threads.forEach((thread, t) => round(thread, history(t, 11)));
+    expect(hashed).toHaveLength(2 * threads.length);
+    expect(threads.every((thread) => thread.state.tool_artifacts.length === 11)).toBe(true);
+  });
 });
