@@ -88,5 +88,13 @@ describe("capture's memo of occurrence keys", () => {
     threads.forEach((thread, t) => round(thread, history(t, 11)));
     expect(hashed).toHaveLength(2 * threads.length);
     expect(threads.every((thread) => thread.state.tool_artifacts.length === 11)).toBe(true);
+
+    // Past 1024 threads the least recently served one starts over: its history is hashed again.
+    for (let t = 100; t < 1100; t++) hook({ messages: turn(1000 * t), tool_artifacts: [], tool_artifact_processed: [] }, { configurable: { thread_id: `thread-${t}` } });
+    hashed.length = 0;
+    round(threads[99]!, history(99, 12)); // among the 1024 most recent: only its new turn
+    expect(hashed).toEqual(["ai-99011", "tool-99011"]);
+    round(threads[0]!, history(0, 12)); // the least recent: all of it
+    expect(hashed).toHaveLength(2 + 24);
   });
 });
