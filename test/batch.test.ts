@@ -363,6 +363,34 @@ describe("process lifetime", () => {
     expect(JSON.parse(r.stdout)).toEqual({ before: "10/10", seen: ["20/20", "10/10", "12/12", "10/10"] });
   });
 
+  it("lowers the listener limit only once its workers have exited, never below 1, and takes no task once closed", () => {
+    const r = child(`
+      const baseline = process.stdout.listenerCount("error");
+      const pool = new ScanPool({ threads: 12, idleTimeoutMs: 50 });
+      await Promise.all(Array.from({ length: 24 }, () => pool.workerStarted()));
+      const raised = process.stdout.getMaxListeners();
+      // Sampled until the limit is back: the workers' pipe listeners never outnumber it.
+      let over = 0;
+      while (process.stdout.getMaxListeners() !== 10) {
+        if (process.stdout.listenerCount("error") > process.stdout.getMaxListeners()) over++;
+        await new Promise((done) => setImmediate(done));
+      }
+      const listenersLeft = process.stdout.listenerCount("error") - baseline;
+      // A host that lowered the limit meanwhile: the pool's share is taken back without a throw.
+      const other = new ScanPool({ threads: 12, idleTimeoutMs: 50 });
+      await Promise.all(Array.from({ length: 24 }, () => other.workerStarted()));
+      process.stdout.setMaxListeners(5);
+      while (other.workers.length > 0) await new Promise((done) => setTimeout(done, 20));
+      await new Promise((done) => setTimeout(done, 200));
+      const lowered = process.stdout.getMaxListeners();
+      await pool.close();
+      const closed = await pool.workerStarted().then(() => "ran", (e) => e.message);
+      console.log(JSON.stringify({ raised, over, listenersLeft, lowered, closed, workers: pool.workers.length }));`);
+    expect(r.stderr).not.toMatch(/MaxListenersExceededWarning|RangeError/);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ raised: 22, over: 0, listenersLeft: 0, lowered: 1, closed: "ScanPool: the pool is closed", workers: 0 });
+  });
+
   it("a pool that never runs a task loads no Piscina and starts nothing, and closes at once", () => {
     const r = child(`
       const { createRequire } = await import("node:module");

@@ -61,7 +61,9 @@ function startupSignal(): AbortController {
 function allowWorkerListeners(workers: number): void {
   for (const stream of [process.stdout, process.stderr]) {
     const max = stream.getMaxListeners();
-    if (max !== 0) stream.setMaxListeners(max + workers);
+    // Never below 1 (0 means unlimited), nor a throw from a timer when the
+    // host lowered the limit meanwhile.
+    if (max !== 0) stream.setMaxListeners(Math.max(1, max + workers));
   }
 }
 
@@ -82,6 +84,9 @@ export class ScanPool {
   #closing?: Promise<void>;
   /** Whether this pool has raised the stdout/stderr listener limit (see allowWorkerListeners). */
   #listenersAllowed = false;
+  /** Workers Piscina has let go that have not exited yet. */
+  #exiting = 0;
+  #closed = false;
 
   constructor(options: ScanPoolOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("ScanPool: options must be an object");
@@ -117,8 +122,21 @@ export class ScanPool {
         this.#startup = startupSignal();
         startup.abort(err);
       });
-      // A worker's destroy event comes before Piscina forgets it: look once it has.
-      piscina.on("workerDestroy", () => setImmediate(() => this.#workersGone(piscina)));
+      // A worker keeps its pipes' listeners until it has exited, which comes
+      // after Piscina's destroy event; a crashed one has exited already (its
+      // thread id is then -1): look once Piscina has forgotten it.
+      piscina.on("workerDestroy", (destroyed: { id: number }) => {
+        const worker = destroyed.id === -1 ? undefined : piscina.threads.find((w) => w.threadId === destroyed.id);
+        if (worker === undefined) {
+          setImmediate(() => this.#workersGone(piscina));
+          return;
+        }
+        this.#exiting++;
+        worker.once("exit", () => {
+          this.#exiting--;
+          this.#workersGone(piscina);
+        });
+      });
       this.#piscina = piscina;
       const move: Move = (task, buffers) => Piscina.move(new Moved(task, buffers));
       return { piscina, move };
@@ -127,6 +145,8 @@ export class ScanPool {
 
   /** Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
   async run(task: ScanTask): Promise<ScanResult> {
+    // Piscina would take tasks again once closed, with workers close() never stops.
+    if (this.#closed) throw new Error("ScanPool: the pool is closed");
     const { piscina, move } = await this.#start();
     const { signal } = this.#startup;
     const moved = task.spare ? [task.input, task.spare] : [task.input];
@@ -158,14 +178,14 @@ export class ScanPool {
   }
 
   #allowListeners(allow: boolean): void {
-    // A closed pool starts no worker (its run rejects).
-    if (allow === this.#listenersAllowed || (allow && this.#closing !== undefined)) return;
+    // A closing pool starts no worker (run rejects).
+    if (allow === this.#listenersAllowed || (allow && this.#closed)) return;
     this.#listenersAllowed = allow;
     allowWorkerListeners(allow ? this.threads : -this.threads);
   }
 
   #workersGone(piscina: Piscina<unknown, ScanResult>): void {
-    if (piscina.threads.length === 0) this.#allowListeners(false);
+    if (piscina.threads.length === 0 && this.#exiting === 0) this.#allowListeners(false);
   }
 
   /** The live worker threads (diagnostics and fault tests). */
@@ -173,8 +193,9 @@ export class ScanPool {
     return this.#piscina?.threads ?? [];
   }
 
-  /** Let running tasks finish, then stop every worker (tasks still queued fail) and let idle buffers go. */
+  /** Let running tasks finish, then stop every worker (tasks still queued fail) and let idle buffers go. A closed pool takes no more tasks. */
   async close(): Promise<void> {
+    this.#closed = true;
     try {
       const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
       if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => this.#allowListeners(false)));
