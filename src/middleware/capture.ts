@@ -55,11 +55,15 @@ export const RETRY_PREFIX = "retry:";
 
 // One view per thread an agent serves concurrently, least recently used
 // first out; a thread whose view went starts over (rehashing its history
-// once). Bounded by count and by what they remember in all, so that many
-// short threads or a few long ones fit: a message is a memo and a ledger
-// item, about 240 bytes together in a soak probe, so ~30 MB at most.
+// once). The 16 most recent are always kept, however long their threads
+// (so threads served in turn never evict each other every round); beyond
+// them, views are kept up to 1024 in all while they remember at most 2^17
+// items in all (memos and ledger items; 1024 threads of 1000 memos held
+// 47 MB in a probe, where 2^16 items held 24 MB but 40 threads of 1000
+// messages served in turn missed every round).
+const KEPT_THREAD_VIEWS = 16;
 const MAX_THREAD_VIEWS = 1024;
-const MAX_VIEW_ITEMS = 1 << 18;
+const MAX_VIEW_ITEMS = 1 << 17;
 
 /** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
@@ -97,14 +101,14 @@ interface ThreadView {
    * same ids) is not hashed again. Id-less messages are hashed every round.
    */
   memos: Map<string, KeyMemo>;
-  /** Memos and ledger items as of the view's last visit (ThreadViews' bound). */
+  /** Memos and ledger items as last counted (ThreadViews' bound). */
   items: number;
 }
 
 /** The thread views of one capture middleware: least recently used first out, within both bounds. */
 class ThreadViews {
   readonly #byThread = new Map<string, ThreadView>();
-  /** The views' `items`, summed: each view's growth since its last visit counts at its next. */
+  /** The views' `items`, summed. */
   #items = 0;
 
   /**
@@ -123,16 +127,24 @@ class ThreadViews {
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
-    view.items = view.memos.size + view.length;
-    this.#items += view.items;
+    view.items = 0;
     this.#byThread.set(threadId, view);
+    this.settle(view);
+    return view;
+  }
+
+  /** Count what `view` remembers now (after a round added memos), then drop views past the bounds. */
+  settle(view: ThreadView): void {
+    const items = view.memos.size + view.length;
+    this.#items += items - view.items;
+    view.items = items;
     for (const [id, other] of this.#byThread) {
-      if (this.#byThread.size <= MAX_THREAD_VIEWS && this.#items <= MAX_VIEW_ITEMS) break;
+      const size = this.#byThread.size;
+      if (size <= KEPT_THREAD_VIEWS || (size <= MAX_THREAD_VIEWS && this.#items <= MAX_VIEW_ITEMS)) break;
       if (other === view) continue;
       this.#byThread.delete(id);
       this.#items -= other.items;
     }
-    return view;
   }
 }
 
@@ -327,6 +339,7 @@ function captureRound(
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
   const view = views.visit(threadId, ledgerItems);
   const { results, calls } = unprocessed(messages, threadId, view);
+  views.settle(view);
 
   const captured: ArtifactEntry[] = [];
   const capturedKeys: string[] = [];

@@ -97,4 +97,27 @@ describe("capture's memo of occurrence keys", () => {
     round(threads[0]!, history(0, 12)); // the least recent: all of it
     expect(hashed).toHaveLength(2 + 24);
   });
+
+  it("keeps the 16 most recent threads however long, and past them bounds what all remember", () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    // Long ledgers stand for long threads: a view remembers its ledger's items.
+    const ledger = (t: number) => Array.from({ length: 100_000 }, (_, i) => `result:${t}:${i}`);
+    const ledgers = [0, 1, 2].map(ledger);
+    const visit = (t: number, turns: number) =>
+      hook(
+        { messages: Array.from({ length: turns }, (_, n) => turn(1000 * t + n)).flat(), tool_artifacts: [], tool_artifact_processed: ledgers[t] ?? [] },
+        { configurable: { thread_id: `long-${t}` } },
+      );
+    for (const t of [0, 1, 2]) visit(t, 1);
+    hashed.length = 0;
+    // Three threads over 2^18 items in all, served in turn: each hashes only its new turn.
+    for (const t of [0, 1, 2]) visit(t, 2);
+    expect(hashed).toHaveLength(6);
+    // Fourteen more threads: the oldest long ones, beyond the 16 most recent and
+    // over the bound, go; the next round of thread 0 hashes all of it again.
+    for (let t = 3; t < 17; t++) visit(t, 1);
+    hashed.length = 0;
+    visit(0, 3);
+    expect(hashed).toHaveLength(6);
+  });
 });
