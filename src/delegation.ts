@@ -90,13 +90,13 @@ export function childThreadId(parentThreadId: unknown, toolCallId: string): stri
 
 /**
  * The report of a finished agent: its structured response (`responseFormat`;
- * JSON unless it is a string), else the text of the AI or tool message it ended on. The
- * structured response is the one its resolution resolved: the message text
- * holds the child's handles, which mean nothing to the lead. `createAgent`
- * ends on a tool message only after a `returnDirect` tool succeeded, and that
- * result is the output the child was built to give (the AI message before it
- * only asked for the call). An agent that ended on a failed tool result has
- * no report.
+ * JSON unless it is a string), else the text of the AI or tool message it
+ * ended on. The structured response is the one its resolution resolved: the
+ * message text holds the child's handles, which mean nothing to the lead.
+ * `createAgent` ends on a tool message only after a `returnDirect` tool
+ * succeeded, and that result is the output the child was built to give (the
+ * AI message before it only asked for the call). An agent that ended on a
+ * failed tool result has no report.
  */
 function finalReport(result: unknown): string | undefined {
   const structured = (result as { structuredResponse?: unknown } | null)?.structuredResponse;
@@ -138,8 +138,8 @@ const DEFAULT_DESCRIPTION =
  * `childThreadId(<lead thread>, <tool call id>)` and returns its report: its
  * structured response when it has one (`responseFormat`; as JSON unless it is
  * a string), else the text of its final AI message, or of the tool result it
- * ended on when its last step was a `returnDirect` tool. The report is an ordinary tool result
- * of the lead, so the lead's capture scans it.
+ * ended on when its last step was a `returnDirect` tool. The report is an
+ * ordinary tool result of the lead, so the lead's capture scans it.
  * An unknown `subagent_type`, or a child that ends without a report (blank
  * text, or a failed tool result), gives an error tool result naming the
  * problem; an exception inside the child propagates like any tool's, and an

@@ -193,7 +193,10 @@ export class ScanPool {
     return this.#piscina?.threads ?? [];
   }
 
-  /** Let running tasks finish, then stop every worker (tasks still queued fail) and let idle buffers go. A closed pool takes no more tasks. */
+  /**
+   * Let running tasks finish, then stop every worker (tasks still queued
+   * fail) and let idle buffers go. A closed pool takes no more tasks.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     try {

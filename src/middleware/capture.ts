@@ -127,13 +127,12 @@ class ThreadViews {
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
-    view.items = 0;
+    view.items = 0; // counted by settle, once the round has added its memos
     this.#byThread.set(threadId, view);
-    this.settle(view);
     return view;
   }
 
-  /** Count what `view` remembers now (after a round added memos), then drop views past the bounds. */
+  /** Count what `view` remembers now (after its round added memos), then drop views past the bounds. */
   settle(view: ThreadView): void {
     const items = view.memos.size + view.length;
     this.#items += items - view.items;

@@ -1,22 +1,24 @@
 /**
  * Structured output (`createAgent`'s `responseFormat`). LangChain parses the
  * model's structured response inside the model node, after the innermost
- * `wrapModelCall` handler, so no tool ever runs for it: resolution and
- * capture meet it only as the model call's result. That result is then not
- * the `AIMessage` the hook's types promise but `{structuredResponse,
- * messages}` (langchain 1.x's model node; `toolStrategy` puts the calling
- * `AIMessage`, a `ToolMessage` answering the call, and a closing `AIMessage`
- * in `messages`; `providerStrategy` only the model's message). It is
- * recognised by that shape; a result of any other shape passes untouched.
+ * `wrapModelCall` handler, so no tool ever runs for it: resolution meets it
+ * only as the model call's result, and capture only as messages in a later
+ * round. The model call's result is then not the `AIMessage` the hook's types
+ * promise but `{structuredResponse, messages}` (langchain 1.x's model node;
+ * `toolStrategy` puts the calling `AIMessage`, a `ToolMessage` answering the
+ * call, and a closing `AIMessage` in `messages`; `providerStrategy` only the
+ * model's message). It is recognised by that shape; a result of any other
+ * shape passes untouched.
  */
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 
 /**
- * The `additional_kwargs` key capture sets on the `ToolMessage` langchain
- * writes for a `toolStrategy` response. That message answers no tool, yet
- * nothing else in it (name, status, content) tells it from a tool's result,
- * and capture meets it in a later round, maybe in another process: the mark
- * has to travel with the message through the checkpoint.
+ * The `additional_kwargs` key resolution sets, and capture reads, on the
+ * `ToolMessage` langchain writes for a `toolStrategy` response. That message
+ * answers no tool, yet nothing else in it (name, status, content) tells it
+ * from a tool's result, and capture meets it in a later round, maybe in
+ * another process: the mark has to travel with the message through the
+ * checkpoint.
  */
 export const STRUCTURED_RESPONSE_MARK = "tool_artifacts_structured_response";
 
