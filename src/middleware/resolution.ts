@@ -24,9 +24,10 @@ const LISTED = 10;
  * entry (newest first, as `currentEntries` picks it). One pass over the
  * registry with a set probe is cheaper than indexing 1000 entries per call.
  */
-function lookUp(registry: readonly unknown[], wanted: readonly string[]): Map<string, string> {
+function lookUp(registry: unknown, wanted: readonly string[]): Map<string, string> {
   const want = new Set(wanted);
   const found = new Map<string, string>();
+  if (!Array.isArray(registry)) return found; // a channel another writer left unusable
   for (let i = registry.length - 1; i >= 0 && found.size < want.size; i--) {
     const entry = registry[i];
     // The set probe first: the full check runs only for the entries asked for.
@@ -36,16 +37,11 @@ function lookUp(registry: readonly unknown[], wanted: readonly string[]): Map<st
   return found;
 }
 
-function registryOf(state: { tool_artifacts?: unknown }): readonly unknown[] {
-  const stored = state.tool_artifacts;
-  return Array.isArray(stored) ? stored : [];
-}
-
 /**
  * The refusal shown to the model. Handles only, no display names: this text
  * bypasses the projection's PII policy.
  */
-export function unknownHandlesMessage(missing: readonly string[], registry: readonly unknown[]): string {
+export function unknownHandlesMessage(missing: readonly string[], registry: unknown): string {
   const sorted = [...missing].sort();
   let named = sorted.slice(0, LISTED).join(", ");
   if (sorted.length > LISTED) named += ` and ${sorted.length - LISTED} more`;
@@ -90,7 +86,7 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
       if (structured === null) return result;
       structured = markStructuredResponse(structured);
       const handles = active ? findHandles(structured.structuredResponse) : [];
-      const refs = handles.length === 0 ? null : lookUp(registryOf(request.state), handles);
+      const refs = handles.length === 0 ? null : lookUp(request.state.tool_artifacts, handles);
       if (refs !== null && refs.size > 0) structured = { ...structured, structuredResponse: resolveHandles(structured.structuredResponse, refs) };
       // The handler's type claims an AIMessage; a structured result goes back in its own shape.
       return structured as unknown as typeof result;
@@ -103,7 +99,7 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
       const handles = findHandles(args);
       if (handles.length === 0) return handler(request);
 
-      const registry = registryOf(request.state);
+      const registry: unknown = request.state.tool_artifacts;
       const refs = lookUp(registry, handles);
       if (refs.size < handles.length) {
         return new ToolMessage({
