@@ -29,8 +29,10 @@ const redactionRuleSchema = z
     detector: z
       .union([
         z.custom<(content: string) => Array<{ text: string; start: number; end: number }>>((v) => typeof v === "function", "expected a function"),
-        // langchain loops `exec` until null: without the g (or y) flag that never ends.
-        z.instanceof(RegExp).refine((r) => r.global || r.sticky, "a RegExp detector needs the g flag"),
+        // Without g, langchain's own loop over `exec` (piiMiddleware's) never
+        // ends; with y, it only matches where the last match ended and
+        // silently misses the rest.
+        z.instanceof(RegExp).refine((r) => r.global && !r.sticky, "a RegExp detector needs the g flag and not the y flag"),
         z.string().min(1),
       ])
       .optional(),

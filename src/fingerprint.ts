@@ -5,9 +5,10 @@
  * in any process; any switch, limit, prefix or PII rule of the config that
  * changes what the middlewares do changes it. Two limits: a function
  * detector is known by its source text, so closures that differ only in
- * what they captured (a factory's detectors) share a fingerprint; and the
- * projection's own options (budgets, sections) are not config and are not
- * in it.
+ * what they captured (a factory's detectors) and bound functions (all
+ * `[native code]`) share a fingerprint, and a build that rewrites the text
+ * (a minifier) changes it; and the projection's own options (budgets,
+ * sections) are not config and are not in it.
  */
 import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigInput } from "./config.js";
 import { sha256Hex } from "./engine/hash.js";

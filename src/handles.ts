@@ -31,6 +31,15 @@ function collect(text: string, into: Set<string>): void {
 }
 
 /**
+ * The handles a tool call's arguments hold, as resolution reads them: tool
+ * arguments are a JSON object, and anything else is passed on untouched
+ * (DESIGN §6), so its handles are neither resolved nor counted as used.
+ */
+export function argumentHandles(args: unknown): string[] {
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? findHandles(args) : [];
+}
+
+/**
  * The distinct handles in `value`, in order of first appearance: the value
  * itself if it is a string, and every string value nested in objects and
  * arrays (keys are not scanned). Shared and cyclic structures are visited

@@ -59,6 +59,9 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     [{ piiRules: [{ piiType: "email" }, { piiType: "" }] }, "piiRules[1].piiType"],
     [{ piiRules: [{ piiType: "ssn", strategy: "redact" }] }, "piiRules[0]"],
     [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/ }] }, "piiRules[0].detector"],
+    // Sticky: matches only where the last one ended, so a later secret would be missed.
+    [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/y }] }, "piiRules[0].detector"],
+    [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/gy }] }, "piiRules[0].detector"],
     [{ maxEntry: 10 }, "maxEntry"],
     [{ piiRules: [{ piiType: "email", stratgy: "block" }] }, "piiRules[0].stratgy"],
   ])("rejects %j naming %s", (input, field) => {

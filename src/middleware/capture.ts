@@ -14,10 +14,10 @@
 import { createMiddleware } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
-import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
+import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
 import { extractArtifacts } from "../extract.js";
-import { findHandles } from "../handles.js";
+import { argumentHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
@@ -42,13 +42,18 @@ interface CaptureRuntime {
   context?: { thread_id?: unknown } | null;
 }
 
-export interface CaptureOptions {
-  /**
-   * Extraction used for each unprocessed result. Defaults to
-   * `extractArtifacts`; tests wrap it to count how often a result is scanned.
-   */
-  extract?: typeof extractArtifacts;
-}
+/** Options of `captureMiddleware` (the behaviour switches live in `ToolArtifactsConfig`). */
+export const captureOptionsSchema = z
+  .object({
+    /**
+     * Extraction used for each unprocessed result. Defaults to
+     * `extractArtifacts`; tests wrap it to count how often a result is scanned.
+     */
+    extract: z.custom<typeof extractArtifacts>((v) => typeof v === "function", "expected a function").optional(),
+  })
+  .strict();
+
+export type CaptureOptions = z.input<typeof captureOptionsSchema>;
 
 /** The ledger prefix of a call's retry record (DESIGN §5). */
 export const RETRY_PREFIX = "retry:";
@@ -388,7 +393,7 @@ function captureRound(
     const callId = memo.toolCallIds[position];
     let missing = false;
     const args = structuredCalls.has(callId) ? undefined : message.tool_calls?.[position]?.args;
-    for (const handle of findHandles(args)) {
+    for (const handle of argumentHandles(args)) {
       const entry = known.get(handle);
       if (entry === undefined) {
         missing = true;
@@ -432,7 +437,7 @@ function captureRound(
  */
 export function captureMiddleware(input?: ToolArtifactsConfigSource, options: CaptureOptions = {}) {
   const config = parseToolArtifactsConfig(input);
-  const extract = options.extract ?? extractArtifacts;
+  const extract = parseOptions(captureOptionsSchema, options).extract ?? extractArtifacts;
   const views = new ThreadViews();
   let warned = false;
   /** Once per middleware: without a thread id nothing is captured, and the model never sees a handle. */

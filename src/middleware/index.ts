@@ -4,9 +4,10 @@
  * for a structured response) and projection (`wrapModelCall`), in the order
  * they should sit in an agent.
  */
-import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
-import { captureMiddleware, type CaptureOptions } from "./capture.js";
-import { projectionMiddleware, type ProjectionOptions } from "./projection.js";
+import { z } from "zod";
+import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
+import { captureMiddleware, captureOptionsSchema, type CaptureOptions } from "./capture.js";
+import { projectionMiddleware, projectionOptionsSchema, type ProjectionOptions } from "./projection.js";
 import { resolutionMiddleware } from "./resolution.js";
 
 export { captureMiddleware, type CaptureOptions } from "./capture.js";
@@ -19,6 +20,13 @@ export interface ToolArtifactsMiddlewareOptions {
   /** Budgets and host sections of the projection middleware. */
   projection?: ProjectionOptions;
 }
+
+// Checked here as a whole, so a bad value is named by its full path
+// (`projection.labelMaxChars`) and a projection option given one level up
+// (`{ sections }`) fails instead of being dropped.
+const toolArtifactsMiddlewareOptionsSchema = z
+  .object({ capture: captureOptionsSchema.optional(), projection: projectionOptionsSchema.optional() })
+  .strict();
 
 type Capture = ReturnType<typeof captureMiddleware>;
 type Resolution = ReturnType<typeof resolutionMiddleware>;
@@ -43,7 +51,8 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  * cannot infer the two channels from it: pass `stateSchema:
  * toolArtifactsStateSchema` to the agent for typed `tool_artifacts` state.
  *
- * @throws {ToolArtifactsConfigError} naming the first bad field.
+ * @throws {ToolArtifactsConfigError} naming the first bad field, of the
+ *   config or of `options`.
  *
  * @example
  * ```ts
@@ -63,6 +72,7 @@ export function toolArtifactsMiddleware(
   options: ToolArtifactsMiddlewareOptions = {},
 ): ToolArtifactsMiddleware {
   const parsed = parseToolArtifactsConfig(config);
+  parseOptions(toolArtifactsMiddlewareOptionsSchema, options);
   const capture = captureMiddleware(parsed, options.capture);
   const resolution = resolutionMiddleware(parsed);
   const projection = projectionMiddleware(parsed, options.projection);

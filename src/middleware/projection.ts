@@ -127,13 +127,15 @@ export const projectionOptionsSchema = z
      */
     artifactBudgetChars: z.number().int().min(200).default(4000),
     /**
-     * Longest label (display name, type, MIME type, tool name) in characters,
-     * after redaction; longer labels are cut with an ellipsis.
+     * Longest label (display name, type, MIME type, tool name) in characters
+     * as shown, after redaction and escaping; longer labels are cut with an
+     * ellipsis. `artifactBudgetChars` must hold a line of four such labels.
      * @default 120
      */
     labelMaxChars: z.number().int().min(16).default(120),
     /**
-     * Longest body of a host section in characters; longer bodies are cut.
+     * Longest body of a host section in characters as shown (escaped, before
+     * indenting); longer bodies are cut.
      * @default 4000
      */
     sectionMaxChars: z.number().int().min(100).default(4000),
@@ -143,11 +145,33 @@ export const projectionOptionsSchema = z
      */
     sections: z.array(sectionSchema).default(() => []),
   })
-  .strict();
+  .strict()
+  // The newest entry must always fit: a budget that could not hold its line
+  // would show the model no handle at all.
+  .refine((o) => o.artifactBudgetChars >= longestLine(o.labelMaxChars), {
+    path: ["artifactBudgetChars"],
+    message: "must hold the longest handle line (4 × labelMaxChars + 37 characters)",
+  });
 
 export type ProjectionOptions = z.input<typeof projectionOptionsSchema>;
 
 type Redactor = (text: string) => string;
+
+/**
+ * A string or RegExp detector as langchain's resolution reads it (every
+ * match of the pattern, as with the g flag), except that a match of no
+ * characters is stepped over: langchain loops `exec` until it returns null,
+ * which never happens for a pattern that can match nothing (`\d*`), and every
+ * model call of the agent would hang.
+ */
+function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detector"] {
+  const regex = typeof pattern === "string" ? new RegExp(pattern, "g") : new RegExp(pattern.source, pattern.flags);
+  return (content) => {
+    const matches = [];
+    for (const m of content.matchAll(regex)) if (m[0] !== "") matches.push({ text: m[0], start: m.index!, end: m.index! + m[0].length });
+    return matches;
+  };
+}
 
 /**
  * Resolve the rules once, through LangChain's own resolution, and return a
@@ -155,7 +179,10 @@ type Redactor = (text: string) => string;
  * label instead of failing every later model call of the thread.
  */
 function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
-  const resolved: ResolvedRedactionRule[] = rules.map((rule) => resolveRedactionRule(rule));
+  const resolved: ResolvedRedactionRule[] = rules.map((rule) => {
+    const own = resolveRedactionRule(rule);
+    return typeof rule.detector === "string" || rule.detector instanceof RegExp ? { ...own, detector: patternDetector(rule.detector) } : own;
+  });
   if (resolved.length === 0) return (text) => text;
   return (text) => {
     let out = text;
@@ -173,6 +200,11 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
   };
 }
 
+/** A handle line: the handle, four labels, the status, five separators, and its newline. */
+function longestLine(labelMaxChars: number): number {
+  return "art_00000000".length + 4 * labelMaxChars + "available".length + 5 * " | ".length + 1;
+}
+
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "|": "&#124;" };
 
 /** HTML-escape, plus `|`, which separates the columns of a handle line. */
@@ -183,19 +215,36 @@ function escapeText(text: string): string {
 // Line breaks and other controls in a label could start a forged handle line.
 // eslint-disable-next-line no-control-regex
 const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+// In a section body, what any reader may take for a line break (Python's
+// `splitlines` among them) becomes one, so that it is indented like the
+// others; other controls become spaces.
+// eslint-disable-next-line no-control-regex
+const SECTION_BREAKS = /\r\n?|[\v\f\u001c-\u001e\u0085\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex
+const SECTION_CONTROLS = /[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f]/g;
+// A tool's bytes can leave half a surrogate pair in a name; a request
+// carrying one is not valid Unicode, and strict JSON parsers refuse it.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/** Shown text: redacted first (a detector must see the whole value), well-formed. */
+function shown(text: string, redact: Redactor): string {
+  return redact(text).replace(LONE_SURROGATE, "\ufffd");
+}
+
+/** Cut escaped text to `max` characters, ellipsis included, never inside an entity or a surrogate pair. */
 function cut(text: string, max: number): string {
   if (text.length <= max) return text;
-  // Never split a surrogate pair: a lone half would become U+FFFD downstream.
   let end = max - 1;
+  const amp = text.lastIndexOf("&", end - 1);
+  if (amp >= 0 && text.indexOf(";", amp) >= end) end = amp;
   if (/[\ud800-\udbff]/.test(text[end - 1] ?? "")) end--;
   return `${text.slice(0, end)}…`;
 }
 
-/** Redact first (a detector must see the whole value), then flatten, cut, escape. */
+/** Redact, flatten, escape, then cut to what the model is shown. */
 function renderLabel(value: unknown, redact: Redactor, max: number): string {
   if (typeof value !== "string" || value === "") return "-";
-  return escapeText(cut(redact(value).replace(LABEL_BREAKS, " ").trim(), max)) || "-";
+  return cut(escapeText(shown(value, redact).replace(LABEL_BREAKS, " ").trim()), max) || "-";
 }
 
 interface RenderOptions {
@@ -234,7 +283,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
  */
 function renderHostSection(title: string, body: string, opts: RenderOptions): string {
   const heading = renderLabel(title, opts.redact, opts.labelMaxChars);
-  const text = escapeText(cut(opts.redact(body), opts.sectionMaxChars).replace(/\r\n?|[\u2028\u2029]/g, "\n"));
+  const text = cut(escapeText(shown(body, opts.redact).replace(SECTION_BREAKS, "\n").replace(SECTION_CONTROLS, " ")), opts.sectionMaxChars);
   return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
 }
 
@@ -319,8 +368,8 @@ export function projectionMiddleware(input?: ToolArtifactsConfigSource, options:
   const middleware = createMiddleware({
     name: PROJECTION_MIDDLEWARE_NAME,
     stateSchema: projectionStateSchema(sections),
-    wrapModelCall: async (request, handler) => {
-      if (!active) return handler(request);
+    // Absent when off, as resolution's hooks are: a disabled feature adds no hook.
+    wrapModelCall: !active ? undefined : async (request, handler) => {
       const state = request.state as Record<string, unknown>;
       const registry = currentEntries(state.tool_artifacts);
       if (registry.length === 0) return handler(request);

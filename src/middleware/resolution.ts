@@ -9,7 +9,7 @@
  */
 import { createMiddleware, ToolMessage } from "langchain";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
-import { findHandles, resolveHandles } from "../handles.js";
+import { argumentHandles, findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { currentEntries, isUsableEntry, registryStateSchema } from "../registry.js";
 import { markStructuredResponse, structuredResultOf } from "./structured.js";
@@ -56,9 +56,10 @@ export function unknownHandlesMessage(missing: readonly string[], registry: unkn
 }
 
 /**
- * The resolution middleware. Active when `config.enabled && config.resolveHandlesInArgs`;
- * otherwise every call passes through untouched, as do calls whose arguments
- * are not an object or hold no handle. Carries its ordering `constraints`.
+ * The resolution middleware. Resolves tool args when `config.enabled &&
+ * config.resolveHandlesInArgs` (otherwise it has no `wrapToolCall` hook);
+ * calls whose arguments are not an object or hold no handle pass through
+ * untouched. Carries its ordering `constraints`.
  *
  * @example
  * ```ts
@@ -80,9 +81,13 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
     // langchain writes for it is marked for capture whenever the feature is
     // on (it answers no tool); marking here, not in capture, spares capture
     // a hook that would have langchain parse the ledger on every model call.
-    wrapModelCall: async (request, handler) => {
+    // Only the hooks the configuration uses. langchain treats an error a tool
+    // throws through any wrapToolCall hook as fatal (unless the agent's
+    // ToolNode has handleToolErrors: true), so a hook that could only pass
+    // calls on must not be there: with the feature off, nothing changes.
+    wrapModelCall: !config.enabled ? undefined : async (request, handler) => {
       const result = await handler(request);
-      let structured = config.enabled ? structuredResultOf(result) : null;
+      let structured = structuredResultOf(result);
       if (structured === null) return result;
       structured = markStructuredResponse(structured);
       const handles = active ? findHandles(structured.structuredResponse) : [];
@@ -91,12 +96,10 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
       // The handler's type claims an AIMessage; a structured result goes back in its own shape.
       return structured as unknown as typeof result;
     },
-    wrapToolCall: (request, handler) => {
+    wrapToolCall: !active ? undefined : (request, handler) => {
       const { toolCall } = request;
       const args: unknown = toolCall.args;
-      // Tool arguments are a JSON object; anything else is not ours to rewrite.
-      if (!active || typeof args !== "object" || args === null || Array.isArray(args)) return handler(request);
-      const handles = findHandles(args);
+      const handles = argumentHandles(args);
       if (handles.length === 0) return handler(request);
 
       const registry: unknown = request.state.tool_artifacts;

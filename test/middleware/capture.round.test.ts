@@ -144,6 +144,16 @@ describe("capture round", () => {
     ]);
   });
 
+  it("counts only the handles resolution resolves: args that are no object are passed on raw, so use nothing", () => {
+    const hook = capture();
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];
+    const raw = (id: string, args: unknown) => ({ id, name: "read", args, type: "tool_call" as const }) as ReturnType<typeof call>;
+    const s = state([ai("ai-1", [raw("c-string", known.handle), raw("c-array", [known.handle]), call("c-object", { p: known.handle })])], [known], [resultKey("tm-0", "w0")]);
+    const update = hook(s, run)!;
+    expect(update.tool_artifacts).toEqual([{ ...known, consumed_by: ["c-object"] }]);
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c-string", 0), callKey("ai-1", "c-array", 1), callKey("ai-1", "c-object", 2)]);
+  });
+
   it("gives a call with an unknown handle exactly one retry, then settles it", () => {
     const hook = capture();
     const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];

@@ -5,12 +5,13 @@
  * before the policies and the tool.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import { createAgent, createMiddleware, humanInTheLoopMiddleware, tool } from "langchain";
+import { createAgent, createMiddleware, humanInTheLoopMiddleware, tool, toolErrorMiddleware, type AgentMiddleware } from "langchain";
 import { Command } from "@langchain/langgraph";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { resolveHandles } from "../../src/handles.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
+import type { ToolArtifactsConfigError } from "../../src/config.js";
 import { policyFingerprint } from "../../src/fingerprint.js";
 import { orderMiddleware } from "../../src/ordering.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
@@ -84,6 +85,20 @@ describe("toolArtifactsMiddleware", () => {
   it("validates its configuration when created, naming the field", () => {
     expect(() => toolArtifactsMiddleware({ maxEntries: 5 })).toThrow(/maxEntries/);
     expect(() => toolArtifactsMiddleware({ tool_artifacts: { resolve_handles_in_args: "yes" } })).toThrow(/tool_artifacts\.resolve_handles_in_args/);
+    // Its options too, by their full path; a projection option given one level up is refused, not dropped.
+    const fieldOf = (build: () => unknown) => {
+      try {
+        build();
+      } catch (error) {
+        return (error as ToolArtifactsConfigError).field;
+      }
+      return "no error";
+    };
+    expect(fieldOf(() => toolArtifactsMiddleware({}, { sections: [] } as never))).toBe("sections");
+    expect(fieldOf(() => toolArtifactsMiddleware({}, { projection: { labelMaxChars: 5 } }))).toBe("projection.labelMaxChars");
+    expect(fieldOf(() => toolArtifactsMiddleware({}, { projection: { artifactBudgetChars: 300 } }))).toBe("projection.artifactBudgetChars");
+    expect(fieldOf(() => toolArtifactsMiddleware({}, { capture: { extract: "extractArtifacts" as never } }))).toBe("capture.extract");
+    expect(fieldOf(() => toolArtifactsMiddleware({}, { projection: { artifactBudgetChars: 600 }, capture: {} }))).toBe("no error");
   });
 
   it("resolves handles minted from real tool results, on a later turn, through the policies, into the tool", async () => {
@@ -178,5 +193,47 @@ describe("toolArtifactsMiddleware", () => {
     await agent.invoke({ messages: [new HumanMessage("again")] }, thread);
     await agent.invoke(new Command({ resume: { decisions: [{ type: "edit", editedAction: { name: "publish", args: { files: [used!.chart], meta: { cover: `\`${used!.report}\`` } } } }] } }), thread);
     expect(ran[1]).toEqual({ tool: "publish", args: { files: [CHART], meta: { cover: REPORT } } });
+  });
+
+  describe("a tool that throws", () => {
+    /** One turn whose only tool throws; what the run gives back, or what it threw. */
+    async function throwingTurn(middleware: readonly AgentMiddleware[]) {
+      const { db } = setup();
+      const flaky = tool(
+        async () => {
+          throw new Error(`boom at ${REPORT}`);
+        },
+        { name: "flaky", description: "Fails", schema: z.object({}) },
+      );
+      const model = new ScriptedChatModel([{ tool_calls: [{ id: "call_flaky", name: "flaky", args: {} }] }, { content: "recovered" }]);
+      const agent = createAgent({ model, tools: [flaky], middleware: [...middleware], stateSchema: toolArtifactsStateSchema, checkpointer: db.saver });
+      try {
+        const result = await agent.invoke({ messages: [new HumanMessage("try")] }, { configurable: { thread_id: "flaky" } });
+        const answer = result.messages.find((m: BaseMessage) => ToolMessage.isInstance(m)) as ToolMessage;
+        return { status: answer.status, text: answer.text, last: result.messages.at(-1)!.text, registry: result.tool_artifacts as ArtifactEntry[] };
+      } catch (error) {
+        return { threw: (error as Error).message };
+      }
+    }
+
+    it("with the feature off, recovers as it does without the library (no hook that could only pass calls on)", async () => {
+      const without = await throwingTurn([]);
+      expect(without).toMatchObject({ status: "error", last: "recovered" });
+      expect(await throwingTurn(toolArtifactsMiddleware({ enabled: false }))).toEqual({ ...without, registry: [] });
+      expect(toolArtifactsMiddleware({ enabled: false }).every((m) => m.wrapToolCall === undefined && m.wrapModelCall === undefined)).toBe(true);
+      const noResolution = toolArtifactsMiddleware({ resolveHandlesInArgs: false });
+      expect(noResolution.resolution.wrapToolCall).toBeUndefined();
+      // The error message is captured like any error result: no entries.
+      expect(await throwingTurn(noResolution)).toEqual({ ...without, registry: [] });
+    });
+
+    it("with resolution on, fails the run as langchain makes any wrapToolCall hook do, and toolErrorMiddleware turns it into an error result (the README's advice)", async () => {
+      expect(await throwingTurn(toolArtifactsMiddleware())).toEqual({ threw: `boom at ${REPORT}` });
+      const handled = await throwingTurn([
+        ...toolArtifactsMiddleware(),
+        toolErrorMiddleware({ onError: (error) => `The tool failed: ${(error as Error).message}` }),
+      ]);
+      expect(handled).toEqual({ status: "error", text: `The tool failed: boom at ${REPORT}`, last: "recovered", registry: [] });
+    });
   });
 });
