@@ -463,7 +463,12 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
         warnNoThreadId(runtime as CaptureRuntime);
         return undefined;
       }
-      return captureRound(state as CaptureState, threadId, config, extract, views);
+      const update = captureRound(state as CaptureState, threadId, config, extract, views);
+      // langchain writes a hook's update over the whole state it was given
+      // (`{...state, ...update}`), so without this every round that captures
+      // writes the whole history back (re-reduced and checkpointed as a
+      // pending write); an empty list leaves it as it is.
+      return update && { ...update, messages: [] };
     },
   });
   return withConstraints(middleware, { before: [WELL_KNOWN_MIDDLEWARE.summarization] });

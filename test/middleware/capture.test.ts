@@ -103,6 +103,25 @@ describe("capture in an agent", () => {
     ]);
   });
 
+  it("writes its channels, never the history: a round that captures leaves messages as they are, unwritten", async () => {
+    const thread = "writes";
+    const { agent: a } = agent([{ tool_calls: [{ id: "w1", name: "write_file", args: { name: "a.txt" } }] }, { content: "done" }], { checkpointer: sqlite() });
+    const updates: Array<Record<string, unknown>> = [];
+    const input = { messages: [{ role: "user", content: "write it" }] };
+    for await (const chunk of await a.stream(input as never, { configurable: { thread_id: thread }, streamMode: "updates" })) updates.push(chunk as Record<string, unknown>);
+    const captured = updates
+      .flatMap((chunk) => Object.entries(chunk))
+      .filter(([node, update]) => node.startsWith("tool-artifacts-capture") && (update as Channels | null)?.tool_artifacts?.length)
+      .map(([, update]) => update as Channels);
+    expect(captured).toHaveLength(1);
+    // langchain writes a hook's update over the state it was given: without
+    // the empty list, the whole history would be written back each such round.
+    expect(captured[0]!.messages).toEqual([]);
+    const state = (await a.graph.getState({ configurable: { thread_id: thread } })).values as Channels;
+    expect(state.messages.map((m) => m.getType())).toEqual(["human", "ai", "tool", "ai"]);
+    expect(state.tool_artifacts.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
   it("settles a call with an unknown handle after exactly one retry, across invocations", async () => {
     const thread = "unknown-handle";
     const { agent: a, received } = agent([{ tool_calls: [{ id: "r1", name: "read_file", args: { path: "art_deadbeef" } }] }, { content: "that handle is unknown" }, { content: "ok" }, { content: "ok" }], {
