@@ -52,8 +52,8 @@ const redactionRuleSchema = z
 export const toolArtifactsConfigSchema = z
   .object({
     /**
-     * Master switch: when off, capture returns nothing, resolution passes
-     * calls through and projection leaves requests alone.
+     * Master switch: when off, none of the three middlewares has a hook, so
+     * the agent runs as it would without them.
      * @default true
      */
     enabled: z.boolean().default(true),

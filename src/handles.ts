@@ -31,9 +31,9 @@ function collect(text: string, into: Set<string>): void {
 }
 
 /**
- * The handles a tool call's arguments hold, as resolution reads them: tool
- * arguments are a JSON object, and anything else is passed on untouched
- * (DESIGN §6), so its handles are neither resolved nor counted as used.
+ * The handles a tool call's arguments hold: tool arguments are a JSON
+ * object, and anything else is passed on untouched (DESIGN §6), so its
+ * handles are neither resolved nor counted as used by capture.
  */
 export function argumentHandles(args: unknown): string[] {
   return typeof args === "object" && args !== null && !Array.isArray(args) ? findHandles(args) : [];

@@ -279,6 +279,10 @@ describe("projectionMiddleware", () => {
       expect(label).toMatch(/^(?:&(?:#124|quot|amp);)+…$/);
     }
     expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 516 })).toThrow(configError("artifactBudgetChars"));
+    // Also when only the labels were set: the message names both values.
+    expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { labelMaxChars: 2000 })).toThrow(
+      "artifactBudgetChars: 4000 cannot hold one full handle line: with labelMaxChars 2000, that takes 4 × 2000 + 37 = 8037 characters",
+    );
     expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 517 })).not.toThrow();
   });
 
@@ -298,6 +302,25 @@ describe("projectionMiddleware", () => {
       const { seen } = await runTurn({ entries: [entry(1, { display_name: "run 42 of 7.log" })], config: { piiRules: [{ piiType: "digits", detector }] } });
       expect(handleLines(blockText(seen))[0]).toBe("art_00000001 | file | run [REDACTED_DIGITS] of [REDACTED_DIGITS].log | application/pdf | available | fetch_report");
     }
+  });
+
+  it("runs a RegExp detector's own exec, as langchain does (a subclass keeps its override), from the start, leaving its lastIndex as it was", async () => {
+    const luhn = (digits: string) => [...digits].reverse().reduce((sum, d, i) => sum + (i % 2 ? [0, 2, 4, 6, 8, 1, 3, 5, 7, 9][+d]! : +d), 0) % 10 === 0;
+    class LuhnRegExp extends RegExp {
+      override exec(text: string) {
+        let m = super.exec(text);
+        while (m !== null && !luhn(m[0])) m = super.exec(text);
+        return m;
+      }
+    }
+    const detector = new LuhnRegExp("\\d{16}", "g");
+    detector.lastIndex = 30;
+    const { seen } = await runTurn({
+      entries: [entry(1, { display_name: "cards 4111111111111111 and 1234567812345678" })],
+      config: { piiRules: [{ piiType: "card", detector }] },
+    });
+    expect(handleLines(blockText(seen))[0]).toBe("art_00000001 | file | cards [REDACTED_CARD] and 1234567812345678 | application/pdf | available | fetch_report");
+    expect(detector.lastIndex).toBe(30);
   });
 
   it("long labels are cut after redaction", async () => {

@@ -456,8 +456,9 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
     // Declared so LangChain hands the hook `context.thread_id` at all; any
     // type is accepted so a host's own context never fails validation here.
     contextSchema: z.object({ thread_id: z.unknown().optional() }),
-    beforeModel: (state, runtime) => {
-      if (!config.enabled) return undefined;
+    // Off, no hook at all: each beforeModel hook is a graph step of its own,
+    // checkpointed on every model call.
+    beforeModel: !config.enabled ? undefined : (state, runtime) => {
       const threadId = threadIdOf(runtime as CaptureRuntime);
       if (threadId === null) {
         warnNoThreadId(runtime as CaptureRuntime);

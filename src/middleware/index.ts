@@ -6,27 +6,27 @@
  */
 import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
-import { captureMiddleware, captureOptionsSchema, type CaptureOptions } from "./capture.js";
-import { projectionMiddleware, projectionOptionsSchema, type ProjectionOptions } from "./projection.js";
+import { captureMiddleware, captureOptionsSchema } from "./capture.js";
+import { projectionMiddleware, projectionOptionsSchema } from "./projection.js";
 import { resolutionMiddleware } from "./resolution.js";
 
 export { captureMiddleware, type CaptureOptions } from "./capture.js";
 export { projectionMiddleware, type ProjectionOptions } from "./projection.js";
 export { resolutionMiddleware } from "./resolution.js";
 
-export interface ToolArtifactsMiddlewareOptions {
-  /** Options of the capture middleware. */
-  capture?: CaptureOptions;
-  /** Budgets and host sections of the projection middleware. */
-  projection?: ProjectionOptions;
-}
-
 // Checked here as a whole, so a bad value is named by its full path
 // (`projection.labelMaxChars`) and a projection option given one level up
 // (`{ sections }`) fails instead of being dropped.
 const toolArtifactsMiddlewareOptionsSchema = z
-  .object({ capture: captureOptionsSchema.optional(), projection: projectionOptionsSchema.optional() })
+  .object({
+    /** Options of the capture middleware. */
+    capture: captureOptionsSchema.optional(),
+    /** Budgets and host sections of the projection middleware. */
+    projection: projectionOptionsSchema.optional(),
+  })
   .strict();
+
+export type ToolArtifactsMiddlewareOptions = z.input<typeof toolArtifactsMiddlewareOptionsSchema>;
 
 type Capture = ReturnType<typeof captureMiddleware>;
 type Resolution = ReturnType<typeof resolutionMiddleware>;

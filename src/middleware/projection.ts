@@ -9,8 +9,9 @@
  * ever written to state.
  *
  * Every model-visible label goes through the configured PII rules
- * (LangChain's own `RedactionRuleConfig`, detectors and `applyStrategy`)
- * before it is HTML-escaped, so a redaction marker such as `<email_hash:…>`
+ * (LangChain's own `RedactionRuleConfig`, built-in detectors and
+ * `applyStrategy`; pattern detectors run as langchain runs them, minus its
+ * hang on empty matches) before it is HTML-escaped, so a redaction marker such as `<email_hash:…>`
  * is escaped too and no value can close or forge the block. Handles are
  * never redacted (they must stay usable) and `real_ref` is never shown.
  */
@@ -148,9 +149,15 @@ export const projectionOptionsSchema = z
   .strict()
   // The newest entry must always fit: a budget that could not hold its line
   // would show the model no handle at all.
-  .refine((o) => o.artifactBudgetChars >= longestLine(o.labelMaxChars), {
-    path: ["artifactBudgetChars"],
-    message: "must hold the longest handle line (4 × labelMaxChars + 37 characters)",
+  .superRefine((o, ctx) => {
+    const line = longestLine(o.labelMaxChars);
+    if (o.artifactBudgetChars < line) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["artifactBudgetChars"],
+        message: `${o.artifactBudgetChars} cannot hold one full handle line: with labelMaxChars ${o.labelMaxChars}, that takes 4 × ${o.labelMaxChars} + 37 = ${line} characters`,
+      });
+    }
   });
 
 export type ProjectionOptions = z.input<typeof projectionOptionsSchema>;
@@ -158,23 +165,35 @@ export type ProjectionOptions = z.input<typeof projectionOptionsSchema>;
 type Redactor = (text: string) => string;
 
 /**
- * A string or RegExp detector as langchain's resolution reads it (every
- * match of the pattern, as with the g flag), except that a match of no
- * characters is stepped over: langchain loops `exec` until it returns null,
- * which never happens for a pattern that can match nothing (`\d*`), and every
- * model call of the agent would hang.
+ * A string or RegExp detector as langchain's resolution runs it (the
+ * pattern's own `exec`, so a RegExp subclass keeps its override, in a loop
+ * until null), except that a match of no characters is stepped over:
+ * langchain's loop never ends on a pattern that can match nothing (`\d*`),
+ * and every model call of the agent would hang. Each scan starts at 0 and
+ * leaves the caller's `lastIndex` as it was.
  */
 function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detector"] {
-  const regex = typeof pattern === "string" ? new RegExp(pattern, "g") : new RegExp(pattern.source, pattern.flags);
+  const regex = typeof pattern === "string" ? new RegExp(pattern, "g") : pattern;
+  const byCodePoint = regex.unicode || regex.flags.includes("v");
   return (content) => {
     const matches = [];
-    for (const m of content.matchAll(regex)) if (m[0] !== "") matches.push({ text: m[0], start: m.index!, end: m.index! + m[0].length });
+    const saved = regex.lastIndex;
+    regex.lastIndex = 0;
+    try {
+      for (let m = regex.exec(content); m !== null; m = regex.exec(content)) {
+        if (m[0] !== "") matches.push({ text: m[0], start: m.index, end: m.index + m[0].length });
+        else regex.lastIndex = m.index + (byCodePoint && (content.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
+      }
+    } finally {
+      regex.lastIndex = saved;
+    }
     return matches;
   };
 }
 
 /**
- * Resolve the rules once, through LangChain's own resolution, and return a
+ * Resolve the rules once (built-in types and function detectors through
+ * LangChain's own resolution, patterns by `patternDetector`) and return a
  * redactor that applies them in order. A `block` rule withholds the whole
  * label instead of failing every later model call of the thread.
  */

@@ -191,7 +191,8 @@ describe("capture round", () => {
 
   it("records nothing when disabled or without a thread id, whatever the state holds", () => {
     const s = state([ai("ai-1", [call("r1", { p: "art_deadbeef" })]), result("tm-1", "r1", "/mnt/user-data/a.txt")]);
-    expect(capture({ enabled: false })(s, run)).toBeUndefined();
+    // Disabled, it has no hook at all (no graph step either).
+    expect(captureMiddleware(parseToolArtifactsConfig({ enabled: false })).beforeModel).toBeUndefined();
     expect(capture()(s, {})).toBeUndefined();
     expect(capture()(s, { configurable: {} })).toBeUndefined();
     expect(capture()(s, { configurable: { thread_id: "" } })).toBeUndefined();

@@ -220,7 +220,7 @@ describe("toolArtifactsMiddleware", () => {
       const without = await throwingTurn([]);
       expect(without).toMatchObject({ status: "error", last: "recovered" });
       expect(await throwingTurn(toolArtifactsMiddleware({ enabled: false }))).toEqual({ ...without, registry: [] });
-      expect(toolArtifactsMiddleware({ enabled: false }).every((m) => m.wrapToolCall === undefined && m.wrapModelCall === undefined)).toBe(true);
+      expect(toolArtifactsMiddleware({ enabled: false }).every((m) => m.wrapToolCall === undefined && m.wrapModelCall === undefined && m.beforeModel === undefined)).toBe(true);
       const noResolution = toolArtifactsMiddleware({ resolveHandlesInArgs: false });
       expect(noResolution.resolution.wrapToolCall).toBeUndefined();
       // The error message is captured like any error result: no entries.
