@@ -137,7 +137,7 @@ const W_METADATA: u32 = 46;
 }
 // The keys read in each kind of object. The top level of a line may be the
 // message itself, so it reads the message's keys too.
-const MESSAGE_KEYS: u32 = bit(K_TYPE) | bit(K_ID) | bit(K_NAME) | bit(K_TOOL_CALL_ID) | bit(K_STATUS) | bit(K_CONTENT) | bit(K_ARTIFACT) | bit(K_LC) | bit(K_KWARGS);
+const MESSAGE_KEYS: u32 = bit(K_TYPE) | bit(K_ID) | bit(K_NAME) | bit(K_TOOL_CALL_ID) | bit(K_STATUS) | bit(K_CONTENT) | bit(K_ARTIFACT) | bit(K_LC) | bit(K_KWARGS) | bit(K_DATA);
 const TOP_KEYS: u32 = MESSAGE_KEYS | bit(K_THREAD_ID) | bit(K_MESSAGE) | bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
 const BLOCK_KEYS: u32 = bit(K_TYPE) | bit(K_TEXT) | bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE) | bit(K_SOURCE_TYPE) | bit(K_SOURCE) | bit(K_IMAGE_URL) | bit(K_STRUCTURED);
 const SOURCE_KEYS: u32 = bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE);
@@ -1238,6 +1238,8 @@ function line(start: usize, end: usize, work: usize): u32 {
     kwargs = SET_MESSAGE_KWARGS;
   }
   if (form == F_HOST) return L_HOST;
+  // Maybe LangChain's stored form, {type, data: {...}}: items.ts's storedData reads it.
+  if (form == F_PLAIN && has(K_DATA)) return L_HOST;
   if (form == F_OTHER_CLASS) return L_SKIPPED;
   if (form == F_TOOL_CLASS) {
     if (slotFlags(K_KWARGS) & S_UNREAD) return L_HOST;

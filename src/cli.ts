@@ -11,6 +11,7 @@ import { once } from "node:events";
 import { fstatSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
+import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { CONTROL_CHARS, TABLE_HEADER, type OutputFormat } from "./batch/format.js";
 import { ScanPool } from "./batch/pool.js";
@@ -38,7 +39,8 @@ class InputError extends Error {}
 class OutputError extends Error {}
 
 function positiveInteger(value: string): number {
-  const n = Number(value);
+  // Digits only: Number() would also take "1e3", "0x2" and " 2".
+  const n = /^[0-9]+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer");
   return n;
 }
@@ -167,7 +169,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   // Not when stdout is the same terminal: the progress line would be
   // redrawn into the entries printed there.
   const progress = process.stderr.isTTY && !process.stdout.isTTY ? progressLine(source.size) : undefined;
-  const threads = flags.threads ?? archiveThreads(source.size);
+  const threads = scanThreads(flags.threads, source.size);
   // This thread scans too, so `threads` counts it beside the workers.
   const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
   const write = stdoutWriter();
@@ -214,6 +216,19 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   }
 }
 
+/**
+ * The threads to scan with: as asked, but no more than the cores. Each
+ * thread beyond them adds a worker's memory (and chunks in flight) and no
+ * speed, so `--threads 1000` would only have held hundreds of MB.
+ */
+function scanThreads(asked: number | undefined, inputBytes: number | undefined): number {
+  if (asked === undefined) return archiveThreads(inputBytes);
+  const cores = availableParallelism();
+  if (asked <= cores) return asked;
+  process.stderr.write(`tool-artifacts: --threads ${asked} is more than the ${cores} cores; scanning with ${cores}\n`);
+  return cores;
+}
+
 function cli(): Command {
   const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
   const program = new Command("tool-artifacts")
@@ -222,9 +237,9 @@ function cli(): Command {
     .exitOverride();
   program
     .command("scan")
-    .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized ToolMessage).")
+    .description("Extract artifact entries from JSON lines of tool results ({thread_id, message}, a tool message with thread_id, or a LangChain serialized or stored ToolMessage).")
     .argument("<file>", 'JSON lines archive, or "-" for stdin')
-    .option("--threads <n>", "scanning threads, this one included (1 = this thread only; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
+    .option("--threads <n>", "scanning threads, this one included (1 = this thread only; at most the core count; default: the core count, or 1 for a file under 256 MiB on a machine with fewer than 3 cores)", positiveInteger)
     .addOption(new Option("--format <format>", "output format").choices(["jsonl", "table"]).default("jsonl"))
     .option("--no-text", "do not scan free text for paths and URLs")
     .option("--stats", "print counts, MB/s, rejected payloads and the chunks workers scanned on stderr")
@@ -235,6 +250,11 @@ function cli(): Command {
     });
   return program;
 }
+
+// A closed stderr (a pipe its reader left, `2>&1 | head`) must not stop the
+// scan: the entries go to stdout, and an unhandled EPIPE would end the
+// process with exit status 1, which says that some line failed.
+process.stderr.on("error", () => {});
 
 try {
   await cli().parseAsync();

@@ -124,6 +124,34 @@ describe("scanBatch", () => {
   it.each([
     ["on the calling thread", Infinity],
     ["on the pool", 0],
+  ])("%s: reads LangChain's stored form ({type, data}, what chat history stores keep) as the message itself", async (_, poolThreshold) => {
+    const tools = corpus(40);
+    const live = new ToolMessage({ id: "m-stored", tool_call_id: "c-stored", name: "render", content: "wrote /mnt/user-data/stored.pdf", artifact: { structured_content: { job_id: "job-9" } } });
+    const stored = { type: "tool", data: { content: live.content, tool_call_id: live.tool_call_id, name: live.name, id: live.id, artifact: live.artifact } };
+    const items: BatchItem[] = [...tools, { threadId: "t", message: stored }, { threadId: "t", message: { type: "ai", data: { content: "/mnt/user-data/ai.csv" } } }];
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold });
+    expect(result.errors).toEqual([]);
+    expect(result.skipped).toEqual([41]);
+    expect(result.entries[40]).toEqual(extractArtifacts(live, { threadId: "t", now }));
+    expect(result.entries[40]!.map((e) => e.real_ref)).toEqual(["job-9", "/mnt/user-data/stored.pdf"]);
+  });
+
+  it("refuses a closed pool, and finishes a batch whose pool is closed under it here, blaming no worker", async () => {
+    const items = corpus(600);
+    const closed = new ScanPool({ threads: 2 });
+    await closed.close();
+    await expect(scanBatch(items, { pool: closed, poolThreshold: 0 })).rejects.toThrow("scanBatch: options.pool is closed");
+    const closing = new ScanPool({ threads: 2 });
+    const batch = scanBatch(items, { pool: closing, createdAt: CREATED_AT, poolThreshold: 0 });
+    await closing.close();
+    const result = await batch;
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+  });
+
+  it.each([
+    ["on the calling thread", Infinity],
+    ["on the pool", 0],
   ])("%s: skips messages that are no tool result, as capture and the CLI do, and says which", async (_, poolThreshold) => {
     const tools = corpus(60);
     const others = [

@@ -1,4 +1,5 @@
-import { spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncOptions } from "node:child_process";
+import { once } from "node:events";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,6 +93,17 @@ describe("tool-artifacts scan", () => {
     ]);
   });
 
+  it("--format table shows line and paragraph separators as blanks: one row per entry", () => {
+    const file = join(dir, "separators.jsonl");
+    writeFileSync(file, JSON.stringify({ thread_id: "t\u2029u", message: { tool_call_id: "c", name: "a\u2028b", content: [{ type: "image", url: "https://x.io/pq.png" }] } }) + "\n");
+    const r = cli(["scan", file, "--format", "table"]);
+    expect(r.status).toBe(0);
+    const [, row, ...rest] = r.stdout.trimEnd().split("\n");
+    expect(rest).toEqual([]);
+    expect(row).not.toMatch(/[\u2028\u2029]/);
+    expect(row).toMatch(/^t u +art_[0-9a-f]{8} image a b +pq\.png +https:\/\/x\.io\/pq\.png$/);
+  });
+
   it("--no-text leaves out references found in free text only", () => {
     const r = cli(["scan", EXAMPLE, "--no-text"]);
     expect(r.status).toBe(0);
@@ -179,8 +191,32 @@ describe("tool-artifacts scan", () => {
     }
   });
 
+  it("scans with no more threads than cores, saying so: each one past them only adds a worker's memory", () => {
+    const cores = availableParallelism();
+    const r = cli(["scan", EXAMPLE, "--threads", String(cores + 998), "--stats"]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain(`tool-artifacts: --threads ${cores + 998} is more than the ${cores} cores; scanning with ${cores}\n`);
+    expect(r.stderr).toMatch(new RegExp(`MB/s \\(${cores} thread`));
+    expect(withoutTime(r.stdout)).toEqual(withoutTime(cli(["scan", EXAMPLE, "--threads", "1"]).stdout));
+  });
+
+  it("keeps scanning when stderr is closed early (`2>&1 | head`): every entry reaches stdout", async () => {
+    const lines = Array.from({ length: 40_000 }, (_, i) => (i % 2 ? "{bad" : JSON.stringify({ thread_id: "t", message: { tool_call_id: `c${i}`, content: `/mnt/user-data/${i}.txt` } })));
+    const file = join(dir, "noisy.jsonl");
+    writeFileSync(file, lines.join("\n") + "\n");
+    const out = openSync(join(dir, "noisy.out"), "w");
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", file, "--threads", "1"], { cwd: ROOT, stdio: ["ignore", out, "pipe"] });
+    // The reader of stderr is gone before the first bad line is reported.
+    child.stderr!.destroy();
+    const [status] = (await once(child, "exit")) as [number | null];
+    closeSync(out);
+    // 1: lines failed (and were reported to nobody), not a crash that cut the output short.
+    expect(status).toBe(1);
+    expect(readFileSync(join(dir, "noisy.out"), "utf8").trimEnd().split("\n")).toHaveLength(20_000);
+  });
+
   it("a bad command line exits 2", () => {
-    expect(cli(["scan", EXAMPLE, "--threads", "0"]).status).toBe(2);
+    for (const threads of ["0", "-1", "abc", "1.5", "1e3", "0x2", " 2", ""]) expect(cli(["scan", EXAMPLE, "--threads", threads]).status, threads).toBe(2);
     expect(cli(["scan", EXAMPLE, "--format", "xml"]).status).toBe(2);
     expect(cli(["scan"]).status).toBe(2);
     // An empty prefix would make every word of every text a file.

@@ -260,10 +260,13 @@ function stringsIn(value: unknown, out: string[] = []): string[] {
 /** The texts free-text scanning may see in this message under these options. */
 function textsOf(m: ToolMessageLike, o: Omit<ExtractOptions, "now">): string[] {
   if (o.detectRefsInText === false) return [];
-  if (typeof m.content === "string") return [m.content, ...stringsIn(parseOrUndefined(m.content))];
-  if (!Array.isArray(m.content)) return [];
   const withJson = (text: string) => [text, ...stringsIn(parseOrUndefined(text))];
-  return m.content.flatMap((b) => (typeof b === "string" ? withJson(b) : b?.type === "text" && typeof b.text === "string" ? withJson(b.text) : []));
+  const blockTexts = (blocks: unknown[]) => blocks.flatMap((b) => (typeof b === "string" ? withJson(b) : (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string" ? withJson((b as { text: string }).text) : []));
+  // Text blocks in an artifact list are scanned too, after the content (README, "MCP blocks in the artifact").
+  const inArtifact = Array.isArray(m.artifact) ? blockTexts(m.artifact.filter((b) => typeof b !== "string")) : [];
+  if (typeof m.content === "string") return [...withJson(m.content), ...inArtifact];
+  if (!Array.isArray(m.content)) return inArtifact;
+  return [...blockTexts(m.content), ...inArtifact];
 }
 
 describe("extraction properties", () => {

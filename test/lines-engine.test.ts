@@ -421,6 +421,10 @@ const CASES: Case[] = [
   ["thread_id missing, empty, numeric, null", ["", '"thread_id":"",', '"thread_id":5,', '"thread_id":null,'].map((t) => `{${t}"message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/a.csv"}}`).join("\n"), { failures: 4 }],
   ["thread_id on a direct message", '{"type":"tool","tool_call_id":"c","name":"n","id":"m1","content":"see /mnt/user-data/a.csv","thread_id":"t"}', { entries: 1 }],
   ["LangChain serialized ToolMessage", '{"lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"tool_call_id":"c","name":"n","content":"/mnt/user-data/a.csv","artifact":{"structured_content":{"url":"https://x.io/a.png"}}},"thread_id":"t"}', { entries: 2 }],
+  // LangChain's stored form (mapChatMessagesToStoredMessages, Python's message_to_dict): read by the TypeScript path.
+  ["stored ToolMessage, wrapped and direct", '{"thread_id":"t","message":{"type":"tool","data":{"content":"/mnt/user-data/a.csv","tool_call_id":"c","name":"n","id":"m1"}}}\n{"thread_id":"t","type":"tool","data":{"content":[{"type":"image","url":"https://x.io/b.png"}],"tool_call_id":"c2"}}', { entries: 2 }],
+  ["stored AIMessage is skipped", '{"thread_id":"t","message":{"type":"ai","data":{"content":"/mnt/user-data/a.csv"}}}', { skipped: 1 }],
+  ["a tool message with a data field of its own is no stored form", M('"content":"/mnt/user-data/a.csv","data":{"content":"/mnt/user-data/b.csv"}'), { entries: 1 }],
   ["serialized AIMessage is skipped", '{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"/mnt/user-data/a.csv"},"thread_id":"t"}', { skipped: 1 }],
   ["serialized with a non-string class name", '{"lc":1,"type":"constructor","id":[5],"kwargs":{"tool_call_id":"c","content":"/mnt/user-data/a.csv"},"thread_id":"t"}'],
   ["ai and human messages are skipped", '{"thread_id":"t","message":{"type":"ai","content":"/mnt/user-data/a.csv"}}\n{"type":"human","content":"x","thread_id":"t"}', { skipped: 2 }],

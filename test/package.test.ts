@@ -4,7 +4,7 @@
  * packages an agent already has are peers, so the middlewares, messages and
  * state channels are the agent's own copies and not a second set.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -52,6 +52,11 @@ describe("package.json", () => {
     }
     expect(pkg.main).toBe(exports["."]!.import);
     expect(pkg.types).toBe(exports["."]!.types);
+  });
+
+  it("builds an executable CLI: in a checkout (no install to set the bit) `npx tool-artifacts` runs dist/cli.js itself", () => {
+    expect(pkg.bin).toEqual({ "tool-artifacts": "./dist/cli.js" });
+    expect(statSync(join(ROOT, "dist/cli.js")).mode & 0o111).toBe(0o111);
   });
 
   it("needs the AssemblyScript compiler only to build: the engine ships built", () => {

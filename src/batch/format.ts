@@ -15,11 +15,12 @@ const COLUMNS = [
 const REF_WIDTH = 96;
 
 /**
- * C0 and C1 control characters, DEL, and the bidirectional embeddings,
- * overrides and isolates: none of untrusted text's may reach a terminal as
- * is (the last ones reorder what follows them on the line).
+ * C0 and C1 control characters, DEL, the line and paragraph separators, and
+ * the bidirectional embeddings, overrides and isolates: none of untrusted
+ * text's may reach a terminal as is (the separators can break a row, the
+ * last ones reorder what follows them on the line).
  */
-export const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+export const CONTROL_CHARS = /[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** Code points a terminal draws in no column: combining marks, zero-width spaces and joiners, the BOM. */
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufeff]+$/u;

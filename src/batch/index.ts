@@ -87,6 +87,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   // Anything else would be waited on forever, or fail deep inside.
   if (options.pool != null && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
+  // Else part of the batch would be scanned here and the rest blamed on workers that never ran.
+  if (options.pool?.closed) throw new Error("scanBatch: options.pool is closed");
   let scan: ScanOptions;
   try {
     scan = scanOptionsOf(options);
@@ -160,8 +162,13 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       .catch((err: unknown) => {
         for (const i of indexes) {
           if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
-          entries[i] = [];
-          errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+          // The pool was closed during the batch: no worker failed, and the
+          // batch it had taken is finished here.
+          if (pool.closed) scanHere(i);
+          else {
+            entries[i] = [];
+            errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+          }
         }
       });
   };

@@ -7,7 +7,8 @@
  */
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
- * object with the same fields, or its LangChain serialized form. */
+ * object with the same fields, its LangChain serialized form, or its stored
+ * form (`{type: "tool", data}`). */
 export interface BatchItem {
   threadId: string;
   message: unknown;
@@ -37,10 +38,21 @@ function serializedClass(value: Json): string | undefined {
 
 const TOOL_CLASSES: ReadonlySet<string> = new Set(["ToolMessage", "ToolMessageChunk"]);
 
+/**
+ * `{type: "tool", data: {content, tool_call_id, …}}`: LangChain's stored form
+ * (`mapChatMessagesToStoredMessages`, Python's `message_to_dict`), which chat
+ * history stores keep. A message with its own result fields is not one.
+ */
+function storedData(value: Json): Json | undefined {
+  if (typeof value.type !== "string" || !isObject(value.data)) return undefined;
+  return "content" in value || "artifact" in value || "tool_call_id" in value ? undefined : value.data;
+}
+
 /** The tool-message fields of `message`, in any of the accepted shapes. */
 function plainToolMessage(message: Json): PlainToolMessage {
   const cls = serializedClass(message);
-  const source = cls === undefined ? message : (message.kwargs as Json);
+  const stored = cls === undefined ? storedData(message) : undefined;
+  const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
   const plain: PlainToolMessage = {};
   // Getters of a ToolMessage instance are read too, which Object spread would miss.
   for (const key of ["type", "id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
@@ -50,6 +62,7 @@ function plainToolMessage(message: Json): PlainToolMessage {
   // A serialized message's kwargs carry no type: its class says it; a plain
   // message may say it by its role (OpenAI's {role, content}).
   if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
+  if (stored !== undefined) plain.type = message.type as string;
   const role = source.role;
   if (plain.type === undefined && typeof role === "string") plain.type = role;
   return plain;

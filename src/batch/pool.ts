@@ -143,6 +143,11 @@ export class ScanPool {
     })());
   }
 
+  /** Whether `close()` was called: a closed pool takes no task. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
   async run(task: ScanTask): Promise<ScanResult> {
     // Piscina would take tasks again once closed, with workers close() never stops.
