@@ -225,7 +225,7 @@ function scanThreads(asked: number | undefined, inputBytes: number | undefined):
   if (asked === undefined) return archiveThreads(inputBytes);
   const cores = availableParallelism();
   if (asked <= cores) return asked;
-  process.stderr.write(`tool-artifacts: --threads ${asked} is more than the ${cores} cores; scanning with ${cores}\n`);
+  process.stderr.write(`tool-artifacts: --threads ${asked} is more than the ${cores} core${cores === 1 ? "" : "s"}; scanning with ${cores}\n`);
   return cores;
 }
 

@@ -26,7 +26,11 @@ export function canonicalJson(value: unknown): string {
   if (typeof value === "string" || typeof value === "boolean") return JSON.stringify(value);
   if (typeof value === "number") return Number.isFinite(value) ? JSON.stringify(value) : JSON.stringify(String(value));
   if (typeof value === "bigint") return JSON.stringify(value.toString());
-  if (value instanceof RegExp) return canonicalJson({ $regexp: { source: value.source, flags: value.flags } });
+  if (value instanceof RegExp) {
+    // A subclass's own exec decides what it matches (projection runs it).
+    const exec = value.exec === RegExp.prototype.exec ? undefined : Function.prototype.toString.call(value.exec);
+    return canonicalJson({ $regexp: { source: value.source, flags: value.flags, exec } });
+  }
   if (typeof value === "function") return canonicalJson({ $function: Function.prototype.toString.call(value) });
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (typeof value === "object") {

@@ -81,6 +81,8 @@ process.stdout.write(JSON.stringify(cases.map((c) => policyFingerprint(c))));`;
       regex: { piiRules: [{ piiType: "key", strategy: "redact", detector: /sk-\w+/g }] },
       regexOtherSource: { piiRules: [{ piiType: "key", strategy: "redact", detector: /pk-\w+/g }] },
       regexOtherFlags: { piiRules: [{ piiType: "key", strategy: "redact", detector: /sk-\w+/gi }] },
+      // Same source and flags, but its own exec decides what it matches.
+      regexSubclass: { piiRules: [{ piiType: "key", strategy: "redact", detector: new (class extends RegExp { override exec(s: string) { return s.length > 3 ? super.exec(s) : null; } })("sk-\\w+", "g") }] },
       patternString: { piiRules: [{ piiType: "key", strategy: "redact", detector: "sk-\\w+" }] },
       fn: { piiRules: [{ piiType: "key", strategy: "redact", detector: () => [] }] },
       fnOther: { piiRules: [{ piiType: "key", strategy: "redact", detector: (t: string) => (t ? [] : []) }] },

@@ -323,6 +323,26 @@ describe("projectionMiddleware", () => {
     expect(detector.lastIndex).toBe(30);
   });
 
+  it("redacts whatever a detector's matches look like: a frozen RegExp, an exec that never advances, matches out of order or overlapping", async () => {
+    const label = "keys sk-aaa1 sk-bbb2 sk-ccc3";
+    const shown = async (detector: unknown) => {
+      const { seen } = await runTurn({ entries: [entry(1, { display_name: label })], config: { piiRules: [{ piiType: "key", detector: detector as RegExp }] } });
+      return handleLines(blockText(seen))[0]!.split(" | ")[2];
+    };
+    const all = "keys [REDACTED_KEY] [REDACTED_KEY] [REDACTED_KEY]";
+    expect(await shown(Object.freeze(/sk-\w+/g))).toBe(all);
+    // Ignores lastIndex: langchain's own loop never ends on it.
+    class Stuck extends RegExp {
+      override exec(text: string) {
+        return RegExp.prototype.exec.call(new RegExp(this.source), text);
+      }
+    }
+    expect(await shown(new Stuck("sk-\\w+", "g"))).toBe("keys [REDACTED_KEY] sk-bbb2 sk-ccc3");
+    const found = [...label.matchAll(/sk-\w+/g)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }));
+    expect(await shown(() => [...found].reverse())).toBe(all);
+    expect(await shown(() => [...found, { text: "aaa1 sk", start: 8, end: 15 }, found[1]])).toBe(all);
+  });
+
   it("long labels are cut after redaction", async () => {
     const { seen } = await runTurn({
       entries: [entry(1, { display_name: `${"a".repeat(200)}.pdf` })],

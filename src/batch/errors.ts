@@ -28,8 +28,8 @@ function describeItem(item: unknown): { threadId: string | undefined; toolCallId
   const { threadId, message } = item as { threadId?: unknown; message?: unknown };
   let toolCallId: string | undefined;
   if (message !== null && typeof message === "object") {
-    const m = message as { tool_call_id?: unknown; kwargs?: { tool_call_id?: unknown } };
-    toolCallId = text(m.tool_call_id) ?? text(m.kwargs?.tool_call_id);
+    const m = message as { tool_call_id?: unknown; kwargs?: { tool_call_id?: unknown }; data?: { tool_call_id?: unknown } };
+    toolCallId = text(m.tool_call_id) ?? text(m.kwargs?.tool_call_id) ?? text(m.data?.tool_call_id);
   }
   return { threadId: text(threadId), toolCallId };
 }

@@ -126,6 +126,11 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
 
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
   const send = (first: number, end: number): Promise<void> => {
+    // Closed during the batch: what is left is scanned here (see the catch below).
+    if (pool.closed) {
+      for (let i = first; i < end; i++) scanHere(i);
+      return Promise.resolve();
+    }
     const indexes: number[] = [];
     const records: string[] = [];
     for (let i = first; i < end; i++) {

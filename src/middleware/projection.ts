@@ -165,30 +165,50 @@ export type ProjectionOptions = z.input<typeof projectionOptionsSchema>;
 type Redactor = (text: string) => string;
 
 /**
- * A string or RegExp detector as langchain's resolution runs it (the
- * pattern's own `exec`, so a RegExp subclass keeps its override, in a loop
- * until null), except that a match of no characters is stepped over:
- * langchain's loop never ends on a pattern that can match nothing (`\d*`),
- * and every model call of the agent would hang. Each scan starts at 0 and
- * leaves the caller's `lastIndex` as it was.
+ * A string or RegExp detector as langchain's resolution runs it (`exec` in a
+ * loop until null, on a copy that keeps the pattern's class, so a subclass's
+ * `exec` still decides), except that every round moves on: langchain's loop
+ * never ends on a pattern that can match nothing (`\d*`), nor on an `exec`
+ * that does not advance, and every model call of the agent would hang. The
+ * copy leaves the caller's RegExp alone (a frozen one, one shared by rules).
  */
 function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detector"] {
-  const regex = typeof pattern === "string" ? new RegExp(pattern, "g") : pattern;
+  const regex =
+    typeof pattern === "string"
+      ? new RegExp(pattern, "g")
+      : Object.assign(Object.setPrototypeOf(new RegExp(pattern.source, pattern.flags), Object.getPrototypeOf(pattern)) as RegExp, pattern);
   const byCodePoint = regex.unicode || regex.flags.includes("v");
   return (content) => {
     const matches = [];
-    const saved = regex.lastIndex;
     regex.lastIndex = 0;
-    try {
-      for (let m = regex.exec(content); m !== null; m = regex.exec(content)) {
-        if (m[0] !== "") matches.push({ text: m[0], start: m.index, end: m.index + m[0].length });
-        else regex.lastIndex = m.index + (byCodePoint && (content.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1);
-      }
-    } finally {
-      regex.lastIndex = saved;
+    let at = 0;
+    for (let m = regex.exec(content); m !== null; m = regex.exec(content)) {
+      const end = m.index + m[0].length;
+      if (m[0] !== "") matches.push({ text: m[0], start: m.index, end });
+      const step = m[0] === "" && byCodePoint && (content.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1;
+      at = Math.max(at + 1, regex.lastIndex, end, m.index + step);
+      if (at > content.length) break;
+      regex.lastIndex = at;
     }
+    regex.lastIndex = 0;
     return matches;
   };
+}
+
+/**
+ * Matches as `applyStrategy` needs them: in order and apart (it splices
+ * them in from the end, so a later one out of order or overlapping garbles
+ * the text and can leave a match shown). The earliest, then longest, wins.
+ */
+function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: number }>, length: number) {
+  const valid = matches.filter((m) => Number.isInteger(m.start) && Number.isInteger(m.end) && 0 <= m.start && m.start < m.end && m.end <= length);
+  valid.sort((a, b) => a.start - b.start || b.end - a.end);
+  let covered = 0;
+  return valid.filter((m) => {
+    if (m.start < covered) return false;
+    covered = m.end;
+    return true;
+  });
 }
 
 /**
@@ -206,7 +226,7 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
   return (text) => {
     let out = text;
     for (const rule of resolved) {
-      const matches = rule.detector(out);
+      const matches = inOrder(rule.detector(out), out.length);
       if (matches.length === 0) continue;
       try {
         out = applyStrategy(out, matches, rule.strategy, rule.piiType);
