@@ -16,6 +16,7 @@
  * when the lead has none. This is what lets an `interrupt()` inside the child
  * pause the lead, and resuming the lead continue the child where it stopped.
  */
+import { randomUUID } from "node:crypto";
 import { AIMessage, coerceMessageLikeToMessage, HumanMessage, ToolMessage, type BaseMessage, type BaseMessageLike } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool, type ToolRuntime } from "@langchain/core/tools";
@@ -163,17 +164,25 @@ export function createTaskTool(options: TaskToolOptions) {
   return tool(
     async ({ subagent_type, description: task }, runtime: ToolRuntime) => {
       const toolCallId = runtime.toolCallId ?? runtime.toolCall?.id ?? "";
+      // Called without a call id (a script, a custom graph), one delegation
+      // still gets a thread of its own rather than the last one's history.
+      const delegation = toolCallId !== "" ? toolCallId : `no-call-id-${randomUUID()}`;
       if (!Object.hasOwn(agents, subagent_type)) {
         return fail(`Unknown subagent_type ${JSON.stringify(subagent_type)}. Available: ${names.map((n) => JSON.stringify(n)).join(", ")}.`, toolCallId);
       }
       // Where capture finds the lead's thread id: `configurable`, else `context`.
       const context = runtime.context as { thread_id?: unknown } | undefined;
-      const threadId = childThreadId(runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id ?? context?.thread_id, toolCallId);
+      const threadId = childThreadId(runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id ?? context?.thread_id, delegation);
       const result = await agents[subagent_type]!.invoke(buildChildInitialState(task), {
         configurable: { thread_id: threadId },
         callbacks: runtime.callbacks,
         signal: runtime.signal,
-      });
+        // The lead's run metadata, and its stream writer: without it LangGraph
+        // gives the child one of its own, and the child's custom stream
+        // events (progress a tool writes) reach nobody.
+        metadata: runtime.metadata ?? runtime.config?.metadata,
+        ...(runtime.writer ? { writer: runtime.writer } : {}),
+      } as RunnableConfig);
       const report = finalReport(result);
       if (report === undefined || report.trim() === "") return fail(`Sub-agent ${JSON.stringify(subagent_type)} finished without a final answer.`, toolCallId);
       return report;

@@ -26,8 +26,10 @@
  *   or a string item) that is the JSON of the result's structured payload (it
  *   parses to a value whose `JSON.stringify` equals the payload's) is not
  *   scanned. The MCP spec asks servers to mirror `structuredContent` as such a
- *   text; its references come from the structured source, or are rejected with
- *   it when the payload is over budget. A mirror of any other value is scanned.
+ *   text; its references come from the structured source. A payload the walk
+ *   rejected (over budget) gave none, so its mirror is read like any other
+ *   text (DESIGN §4: the other sources are still captured). A mirror of any
+ *   other value is scanned.
  * - **JSON text.** Any other text that is a JSON object or array is read as
  *   its data (see `jsonTextRefs`): its structured keys through the walk, its
  *   other strings as free text.
@@ -251,8 +253,8 @@ class Entries {
     /** Free-text options; `scan` false skips texts entirely. */
     readonly scan: boolean,
     readonly prefixes: readonly string[] | undefined,
-    /** The structured payload of the result, if any (for the mirror rule). */
-    readonly payload: unknown,
+    /** The structured payload of the result, if any and walked (for the mirror rule). */
+    public payload: unknown,
   ) {}
 
   /** A source the engine could not take adds nothing; the caller is told, and may throw. */
@@ -312,10 +314,13 @@ function structuredRefs(
     }
   } catch (error) {
     out.engineFailed(error); // this source only, like a rejected payload
+    out.payload = out.payloadJson = undefined;
     return;
   }
   if (walk.status !== "ok") {
     onRejected?.(walk.reason);
+    // It gave no references, so a mirror of it is no repeat: read it as text.
+    out.payload = out.payloadJson = undefined;
     return;
   }
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);

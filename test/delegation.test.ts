@@ -1,6 +1,7 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
+import type { ToolRuntime } from "@langchain/core/tools";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolArtifactsConfigError } from "../src/config.js";
@@ -48,6 +49,39 @@ describe("createTaskTool with real nested agents", () => {
     expect(threads).toEqual([childThreadId("lead-7", "call_task_a"), childThreadId("lead-7", "call_task_b")]);
     // The second delegation starts fresh too: it never sees the first one's messages.
     expect(childModel.seen[2]!.map((m) => m.text)).toEqual(["two"]);
+  });
+
+  it("gives a delegation without a call id (the tool invoked directly) a fresh thread, not the last one's history", async () => {
+    const threads: unknown[] = [];
+    const childModel = new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "first" }, { tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "second" }]);
+    const child = createAgent({ model: childModel, tools: [threadReporter(threads)], checkpointer: new MemorySaver() });
+    const task = createTaskTool({ agents: { worker: child } });
+    expect(await task.invoke({ subagent_type: "worker", description: "one" })).toBe("first");
+    expect(await task.invoke({ subagent_type: "worker", description: "two" })).toBe("second");
+    expect(childModel.seen[2]!.map((m) => m.text)).toEqual(["two"]);
+    expect(threads).toHaveLength(2);
+    expect(threads[0]).toMatch(/^detached\/task\/no-call-id-[0-9a-f-]{36}$/);
+    expect(threads[1]).not.toBe(threads[0]);
+  });
+
+  it("passes the lead's stream writer and metadata on: a child tool's custom stream events reach the lead's stream", async () => {
+    const seenMetadata: unknown[] = [];
+    const progress = tool(
+      async (_input, runtime: ToolRuntime) => {
+        runtime.writer?.({ progress: "half way" });
+        seenMetadata.push(runtime.metadata?.team);
+        return "ok";
+      },
+      { name: "progress", description: "Report progress", schema: z.object({}) },
+    );
+    const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "progress", args: {} }] }, { content: "done" }]), tools: [progress] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "go" }, id: "call_w" }] }, { content: "ok" }]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })] });
+    const custom: unknown[] = [];
+    const stream = await lead.stream({ messages: [new HumanMessage("go")] } as never, { streamMode: ["custom"], subgraphs: true, metadata: { team: "red" } } as never);
+    for await (const chunk of stream as AsyncIterable<[string[], string, unknown]>) if (chunk[1] === "custom") custom.push(chunk[2]);
+    expect(custom).toEqual([{ progress: "half way" }]);
+    expect(seenMetadata).toEqual(["red"]);
   });
 
   it("takes the lead's thread id from context.thread_id too, as capture does", async () => {

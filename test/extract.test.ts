@@ -617,10 +617,13 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv"]);
   });
 
-  it("a mirror of an over-budget payload is rejected with it", () => {
+  it("a mirror of an over-budget payload is read as text: the payload gave nothing, and the other sources are still captured (DESIGN §4)", () => {
     const big = { path: "/mnt/user-data/a.csv", pad: new Array(1100).fill(0) };
+    const rejected: string[] = [];
     const m = { content: [{ type: "text", text: JSON.stringify(big) }], artifact: { structured_content: big } };
-    expect(extract(m)).toEqual([]);
+    // Past the walk's budgets, every string of a JSON text is free text.
+    expect(refs(extractArtifacts(m, { threadId: "t", onRejectedPayload: (reason) => rejected.push(reason) }))).toEqual(["/mnt/user-data/a.csv"]);
+    expect(rejected).toEqual(["nodes"]);
   });
 
   it("checking a mirror reads no more of the payload than the text's length allows", () => {

@@ -477,7 +477,8 @@ const CASES: Case[] = [
   ].join("\n"), { entries: 5 }],
   ["text mirroring the payload is not scanned", M('"content":[{"type":"text","text":"{\\"path\\":\\"/mnt/user-data/a.csv\\",\\"n\\":1}"}],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv","n":1.0}}'), { entries: 1 }],
   ["pretty-printed mirror, and a near miss that is scanned", M('"content":["{\\n  \\"path\\": \\"/mnt/user-data/a.csv\\"\\n}","{\\"path\\":\\"/mnt/user-data/b.csv\\",\\"x\\":1}"],"artifact":{"structured_content":{"path":"/mnt/user-data/a.csv"}}'), { entries: 2 }],
-  ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 0 }],
+  // The payload gave nothing, so its mirror is read as text: past the budgets, every string is free text.
+  ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 1028 }],
   ["repeated refs within and across sources", M('"content":[{"type":"text","text":"/mnt/user-data/a.csv /mnt/user-data/a.csv https://x.io/i.png"},{"type":"image","url":"https://x.io/i.png"},"/mnt/user-data/a.csv"],"artifact":{"structured_content":{"files":["/mnt/user-data/a.csv","/mnt/user-data/a.csv"]}}'), { entries: 2 }],
   ["hundreds of refs in one line", M(`"content":${JSON.stringify(MANY.join(" ") + " " + MANY.map((_, i) => `https://x.io/${i}.png`).join(" "))},"artifact":{"structured_content":{"files":${JSON.stringify(MANY)}}}`), { entries: 650 }],
   ["a ref over 4096 bytes, task ids about 256 code points", M(`"content":"/mnt/user-data/${"n".repeat(4100)}.csv","artifact":{"structured_content":{"path":"/${"é".repeat(2047)}","task_id":"${"t".repeat(256)}","job_id":"${"t".repeat(257)}"}}`), { entries: 2 }],

@@ -12,7 +12,7 @@
  * It follows extractArtifacts' three JSON rules (see src/extract.ts): string
  * content that is the JSON of a handled block (or a list of them) is read as
  * those blocks, a text that is the JSON mirror of the structured payload is
- * not scanned, and any other text that is a JSON object or array is read as
+ * not scanned (unless the walk rejected the payload), and any other text that is a JSON object or array is read as
  * its data: the structured walk's references (no data entry), then its other
  * strings (keys and values) scanned as free text, one per line.
  */
@@ -237,9 +237,10 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const found: Found[] = [];
   const payload = structuredPayload(message.artifact, content);
   if (payload !== undefined) found.push(...walkPayload(payload, toolName));
+  const walked = payload !== undefined && baselineWalkStructured(payload).status === "ok";
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
-    if (payload !== undefined && isJsonMirror(t, payload)) return;
+    if (walked && isJsonMirror(t, payload)) return;
     const parsed = parseObjectOrArray(t);
     let scanned = t;
     if (parsed !== undefined) {
