@@ -156,6 +156,12 @@ const DEFAULT_DESCRIPTION =
  * });
  * ```
  */
+/** Run metadata the host set: not the keys LangGraph fills in for each run and node. */
+function hostMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (metadata === undefined) return undefined;
+  return Object.fromEntries(Object.entries(metadata).filter(([key]) => !/^(?:thread_id|checkpoint_ns|checkpoint_id|langgraph_.*)$/.test(key)));
+}
+
 export function createTaskTool(options: TaskToolOptions) {
   const { agents, description } = parseOptions(taskToolOptionsSchema, options) as TaskToolOptions;
   const names = Object.keys(agents);
@@ -177,10 +183,11 @@ export function createTaskTool(options: TaskToolOptions) {
         configurable: { thread_id: threadId },
         callbacks: runtime.callbacks,
         signal: runtime.signal,
-        // The lead's run metadata, and its stream writer: without it LangGraph
-        // gives the child one of its own, and the child's custom stream
-        // events (progress a tool writes) reach nobody.
-        metadata: runtime.metadata ?? runtime.config?.metadata,
+        // The lead's run metadata, less what LangGraph derives from the lead's
+        // own run (its thread id would tag the child's runs as the lead's).
+        metadata: hostMetadata(runtime.metadata ?? runtime.config?.metadata),
+        // The lead's stream writer: without it LangGraph gives the child one of
+        // its own, and the child's custom stream events reach nobody.
         ...(runtime.writer ? { writer: runtime.writer } : {}),
       } as RunnableConfig);
       const report = finalReport(result);

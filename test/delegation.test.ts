@@ -69,7 +69,7 @@ describe("createTaskTool with real nested agents", () => {
     const progress = tool(
       async (_input, runtime: ToolRuntime) => {
         runtime.writer?.({ progress: "half way" });
-        seenMetadata.push(runtime.metadata?.team);
+        seenMetadata.push([runtime.metadata?.team, runtime.metadata?.thread_id]);
         return "ok";
       },
       { name: "progress", description: "Report progress", schema: z.object({}) },
@@ -78,10 +78,11 @@ describe("createTaskTool with real nested agents", () => {
     const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "go" }, id: "call_w" }] }, { content: "ok" }]);
     const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })] });
     const custom: unknown[] = [];
-    const stream = await lead.stream({ messages: [new HumanMessage("go")] } as never, { streamMode: ["custom"], subgraphs: true, metadata: { team: "red" } } as never);
+    const stream = await lead.stream({ messages: [new HumanMessage("go")] } as never, { streamMode: ["custom"], subgraphs: true, metadata: { team: "red" }, configurable: { thread_id: "lead-m" } } as never);
     for await (const chunk of stream as AsyncIterable<[string[], string, unknown]>) if (chunk[1] === "custom") custom.push(chunk[2]);
     expect(custom).toEqual([{ progress: "half way" }]);
-    expect(seenMetadata).toEqual(["red"]);
+    // The host's metadata, and the child's own thread id (not the lead's) for tracing.
+    expect(seenMetadata).toEqual([["red", "lead-m/task/call_w"]]);
   });
 
   it("takes the lead's thread id from context.thread_id too, as capture does", async () => {
