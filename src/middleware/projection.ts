@@ -10,9 +10,10 @@
  *
  * Every model-visible label goes through the configured PII rules
  * (LangChain's own `RedactionRuleConfig`, built-in detectors and
- * `applyStrategy`; pattern detectors run as langchain runs them, minus its
- * hang on empty matches) before it is HTML-escaped, so a redaction marker such as `<email_hash:…>`
- * is escaped too and no value can close or forge the block. Handles are
+ * `applyStrategy`; pattern detectors run as langchain runs them, minus the
+ * ways its loop can hang) before it is HTML-escaped, so a redaction marker
+ * such as `<email_hash:…>` is escaped too and no value can close or forge
+ * the block. Handles are
  * never redacted (they must stay usable) and `real_ref` is never shown.
  */
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
@@ -155,7 +156,7 @@ export const projectionOptionsSchema = z
       ctx.addIssue({
         code: "custom",
         path: ["artifactBudgetChars"],
-        message: `${o.artifactBudgetChars} cannot hold one full handle line: with labelMaxChars ${o.labelMaxChars}, that takes 4 × ${o.labelMaxChars} + 37 = ${line} characters`,
+        message: `${o.artifactBudgetChars} cannot hold one full handle line: with labelMaxChars ${o.labelMaxChars}, that takes 4 × ${o.labelMaxChars} + ${longestLine(0)} = ${line} characters`,
       });
     }
   });
