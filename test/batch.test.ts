@@ -128,11 +128,14 @@ describe("scanBatch", () => {
     const tools = corpus(40);
     const live = new ToolMessage({ id: "m-stored", tool_call_id: "c-stored", name: "render", content: "wrote /mnt/user-data/stored.pdf", artifact: { structured_content: { job_id: "job-9" } } });
     const stored = { type: "tool", data: { content: live.content, tool_call_id: live.tool_call_id, name: live.name, id: live.id, artifact: live.artifact } };
-    const items: BatchItem[] = [...tools, { threadId: "t", message: stored }, { threadId: "t", message: { type: "ai", data: { content: "/mnt/user-data/ai.csv" } } }];
+    // Python's message_to_dict names a chunk by its class.
+    const pythonChunk = { type: "ToolMessageChunk", data: { ...stored.data, type: "ToolMessageChunk" } };
+    const items: BatchItem[] = [...tools, { threadId: "t", message: stored }, { threadId: "t", message: { type: "ai", data: { content: "/mnt/user-data/ai.csv" } } }, { threadId: "t", message: pythonChunk }];
     const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold });
     expect(result.errors).toEqual([]);
     expect(result.skipped).toEqual([41]);
     expect(result.entries[40]).toEqual(extractArtifacts(live, { threadId: "t", now }));
+    expect(result.entries[42]).toEqual(result.entries[40]);
     expect(result.entries[40]!.map((e) => e.real_ref)).toEqual(["job-9", "/mnt/user-data/stored.pdf"]);
   });
 

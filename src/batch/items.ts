@@ -37,6 +37,8 @@ function serializedClass(value: Json): string | undefined {
 }
 
 const TOOL_CLASSES: ReadonlySet<string> = new Set(["ToolMessage", "ToolMessageChunk"]);
+/** A stored tool message's `type`: JS writes "tool" for either class, Python a chunk's class name. */
+const STORED_TOOL_TYPES: ReadonlySet<string> = new Set(["tool", "ToolMessageChunk"]);
 
 /**
  * `{type: "tool", data: {content, tool_call_id, …}}`: LangChain's stored form
@@ -62,7 +64,7 @@ function plainToolMessage(message: Json): PlainToolMessage {
   // A serialized message's kwargs carry no type: its class says it; a plain
   // message may say it by its role (OpenAI's {role, content}).
   if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
-  if (stored !== undefined) plain.type = message.type as string;
+  if (stored !== undefined) plain.type = STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
   const role = source.role;
   if (plain.type === undefined && typeof role === "string") plain.type = role;
   return plain;
@@ -72,6 +74,7 @@ function plainToolMessage(message: Json): PlainToolMessage {
 function isToolMessage(message: Json): boolean {
   const cls = serializedClass(message);
   if (cls !== undefined) return TOOL_CLASSES.has(cls);
+  if (storedData(message) !== undefined) return STORED_TOOL_TYPES.has(message.type as string);
   if (typeof message.type === "string") return message.type === "tool";
   return typeof message.tool_call_id === "string";
 }
