@@ -20,17 +20,15 @@ export interface LineFailure {
   reason: string;
 }
 
+import { toolCallIdOf } from "./items.js";
+
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /** Best-effort ids of an item for error messages; never throws on junk input. */
 function describeItem(item: unknown): { threadId: string | undefined; toolCallId: string | undefined } {
   if (item === null || typeof item !== "object") return { threadId: undefined, toolCallId: undefined };
   const { threadId, message } = item as { threadId?: unknown; message?: unknown };
-  let toolCallId: string | undefined;
-  if (message !== null && typeof message === "object") {
-    const m = message as { tool_call_id?: unknown; kwargs?: { tool_call_id?: unknown }; data?: { tool_call_id?: unknown } };
-    toolCallId = text(m.tool_call_id) ?? text(m.kwargs?.tool_call_id) ?? text(m.data?.tool_call_id);
-  }
+  const toolCallId = message !== null && typeof message === "object" ? text(toolCallIdOf(message)) : undefined;
   return { threadId: text(threadId), toolCallId };
 }
 

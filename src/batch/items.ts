@@ -70,6 +70,15 @@ function plainToolMessage(message: Json): PlainToolMessage {
   return plain;
 }
 
+/** A message's tool_call_id in any accepted shape, for error messages: never throws (a getter of junk input may). */
+export function toolCallIdOf(message: object): unknown {
+  try {
+    return plainToolMessage(message as Json).tool_call_id;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether a message (any accepted shape) is a tool result rather than another kind of message. */
 function isToolMessage(message: Json): boolean {
   const cls = serializedClass(message);

@@ -74,6 +74,11 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
     name: RESOLUTION_MIDDLEWARE_NAME,
     // The registry alone: this hook runs on every model call (see registryStateSchema).
     stateSchema: registryStateSchema,
+    // Only the hooks the configuration uses. langchain treats an error a tool
+    // throws through any wrapToolCall hook as fatal (unless the agent's
+    // ToolNode has handleToolErrors: true), so a hook that could only pass
+    // calls on must not be there: with the feature off, nothing changes.
+    //
     // A structured response (`responseFormat`) is the agent's answer to its
     // caller, who has no registry: its known handles are resolved the way a
     // tool's args are; unknown ones stay as written (there is no call to
@@ -81,10 +86,6 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
     // langchain writes for it is marked for capture whenever the feature is
     // on (it answers no tool); marking here, not in capture, spares capture
     // a hook that would have langchain parse the ledger on every model call.
-    // Only the hooks the configuration uses. langchain treats an error a tool
-    // throws through any wrapToolCall hook as fatal (unless the agent's
-    // ToolNode has handleToolErrors: true), so a hook that could only pass
-    // calls on must not be there: with the feature off, nothing changes.
     wrapModelCall: !config.enabled ? undefined : async (request, handler) => {
       const result = await handler(request);
       let structured = structuredResultOf(result);
