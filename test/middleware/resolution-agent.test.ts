@@ -218,13 +218,17 @@ describe("toolArtifactsMiddleware", () => {
 
     it("with the feature off, recovers as it does without the library (no hook that could only pass calls on)", async () => {
       const without = await throwingTurn([]);
-      expect(without).toMatchObject({ status: "error", last: "recovered" });
+      expect(without).toMatchObject({ last: "recovered" });
       expect(await throwingTurn(toolArtifactsMiddleware({ enabled: false }))).toEqual({ ...without, registry: [] });
       expect(toolArtifactsMiddleware({ enabled: false }).every((m) => m.wrapToolCall === undefined && m.wrapModelCall === undefined && m.beforeModel === undefined)).toBe(true);
       const noResolution = toolArtifactsMiddleware({ resolveHandlesInArgs: false });
       expect(noResolution.resolution.wrapToolCall).toBeUndefined();
-      // The error message is captured like any error result: no entries.
-      expect(await throwingTurn(noResolution)).toEqual({ ...without, registry: [] });
+      // Capture reads the error message like any result. langchain marks it
+      // `status: "error"` (1.5.14 on), and an error result gives no entries;
+      // before that it is unmarked, and its text is read: the path in it.
+      const captured = await throwingTurn(noResolution);
+      expect(captured).toEqual({ ...without, registry: expect.any(Array) });
+      expect((captured.registry as ArtifactEntry[]).map((e) => e.real_ref)).toEqual(without.status === "error" ? [] : [REPORT]);
     });
 
     it("with resolution on, fails the run as langchain makes any wrapToolCall hook do, and toolErrorMiddleware turns it into an error result (the README's advice)", async () => {

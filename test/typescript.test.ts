@@ -1,0 +1,25 @@
+import { fileURLToPath } from "node:url";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const fixture = fileURLToPath(new URL("./fixtures/typescript/agent-usage.ts", import.meta.url));
+
+/** Type-check files with the project's own compiler options; the diagnostics as text. */
+function typeCheck(files: string[]): string[] {
+  const { config } = ts.readConfigFile(`${root}tsconfig.json`, ts.sys.readFile);
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, root);
+  const program = ts.createProgram(files, { ...options, noEmit: true });
+  return ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file && d.start !== undefined ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : "";
+    return where + ts.flattenDiagnosticMessageText(d.messageText, "\n");
+  });
+}
+
+describe("TypeScript users", () => {
+  // The README's middleware lists compile with createAgent, and the one form
+  // it warns about still fails (an unused @ts-expect-error would be reported).
+  it("can write the README's middleware lists", { timeout: 120_000 }, () => {
+    expect(typeCheck([fixture])).toEqual([]);
+  });
+});
