@@ -1021,25 +1021,33 @@ function putJson(d: usize, p: usize, n: usize): usize {
   return d;
 }
 
-@inline function isSeparator(c: u32): bool {
-  return c == SLASH || c == BACKSLASH;
-}
-
 /** types.ts's displayName on UTF-8 bytes (its delimiters are all ASCII): (start, length) packed. */
 function displayOf(p: usize, n: usize): u64 {
   let end = n;
-  for (let i: usize = 0; i < n; i++) {
-    const c = <u32>load<u8>(p + i);
-    if (c == QUESTION || c == HASH) {
-      end = i;
-      break;
+  if (isUrlStart(p, n)) {
+    for (let i: usize = 0; i < n; i++) {
+      const c = <u32>load<u8>(p + i);
+      if (c == QUESTION || c == HASH) {
+        end = i;
+        break;
+      }
     }
   }
-  while (end > 0 && isSeparator(load<u8>(p + end - 1))) end--;
+  // `\` separates only in a drive path (C:\dir\a.txt).
+  const other = n >= 3 && (<u32>load<u8>(p) | 0x20) - 0x61 < 26 && <u32>load<u8>(p + 1) == COLON && (<u32>load<u8>(p + 2) == SLASH || <u32>load<u8>(p + 2) == BACKSLASH) ? BACKSLASH : SLASH;
+  while (end > 0 && (<u32>load<u8>(p + end - 1) == SLASH || <u32>load<u8>(p + end - 1) == other)) end--;
   let start = end;
-  while (start > 0 && !isSeparator(load<u8>(p + start - 1))) start--;
+  while (start > 0 && <u32>load<u8>(p + start - 1) != SLASH && <u32>load<u8>(p + start - 1) != other) start--;
   if (start == end || (<u32>load<u8>(p + end - 1) == COLON && isScheme(p + start, end - start))) return pack(p, <u32>n);
   return pack(p + start, <u32>(end - start));
+}
+
+/** /^[a-z][a-z0-9+.-]*:\/\//i: a URL, whose query and fragment are no part of its name. */
+function isUrlStart(p: usize, n: usize): bool {
+  for (let i: usize = 1; i + 2 < n; i++) {
+    if (<u32>load<u8>(p + i) == COLON) return <u32>load<u8>(p + i + 1) == SLASH && <u32>load<u8>(p + i + 2) == SLASH && isScheme(p, i + 1);
+  }
+  return false;
 }
 
 /** /^[a-z][a-z0-9+.-]*:$/i */

@@ -31,19 +31,25 @@ export interface ScanRef {
   display: string;
 }
 
-/** Label a reference for people and models: its last path segment, without
- * query or fragment; the whole reference when that segment is empty or is only
- * a URL scheme. Char-code loops: this runs once per captured reference. */
+/** Label a reference for people and models: its last path segment (split at
+ * `/`, and at `\` too in a drive path such as `C:\dir\a.txt`), without query
+ * or fragment in a URL (`scheme://…`): in a path, `?` and `#` are part of the
+ * name. The whole reference when that segment is empty or is only a URL
+ * scheme. Char-code loops: this runs once per captured reference. */
 export function displayName(ref: string): string {
   if (typeof ref !== "string") throw new TypeError(`displayName: ref must be a string (got ${ref === null ? "null" : typeof ref})`);
   let end = ref.length;
-  for (let i = 0; i < ref.length; i++) {
-    const c = ref.charCodeAt(i);
-    if (c === 0x3f /* ? */ || c === 0x23 /* # */) {
-      end = i;
-      break;
+  if (URL_START.test(ref)) {
+    for (let i = 0; i < ref.length; i++) {
+      const c = ref.charCodeAt(i);
+      if (c === 0x3f /* ? */ || c === 0x23 /* # */) {
+        end = i;
+        break;
+      }
     }
   }
+  const backslashToo = DRIVE_START.test(ref);
+  const isSeparator = (c: number) => c === 0x2f /* / */ || (backslashToo && c === 0x5c) /* \ */;
   while (end > 0 && isSeparator(ref.charCodeAt(end - 1))) end--;
   let start = end;
   while (start > 0 && !isSeparator(ref.charCodeAt(start - 1))) start--;
@@ -52,24 +58,26 @@ export function displayName(ref: string): string {
   return ref.charCodeAt(end - 1) === 0x3a /* : */ && /^[a-z][a-z0-9+.-]*:$/i.test(seg) ? ref : seg;
 }
 
-function isSeparator(c: number): boolean {
-  return c === 0x2f /* / */ || c === 0x5c /* \ */;
-}
+const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
+const DRIVE_START = /^[a-z]:[\\/]/i;
 
-const LONE_SURROGATE = /\p{Surrogate}/u;
+// Both sides of one problem: text reaches the engine as UTF-8, where a lone
+// surrogate becomes U+FFFD, so either in a prefix would match the other in
+// text, which Python's regex never does (DESIGN §3).
+const LONE_SURROGATE_OR_FFFD = /\p{Surrogate}|\ufffd/u;
 
 /**
  * Why `prefixes` cannot be a list of sandbox path prefixes (undefined: it
  * can), for every caller alike: scanText, extraction and the batch options.
- * An empty prefix would make every word a sandbox path; a lone surrogate
- * reaches the engine as U+FFFD, which would also match a real U+FFFD.
+ * An empty prefix would make every word a sandbox path; a lone surrogate or
+ * U+FFFD would match the other in text.
  */
 export function sandboxPrefixesProblem(prefixes: unknown): string | undefined {
   if (!Array.isArray(prefixes)) return "sandboxPrefixes must be an array of strings";
   for (const p of prefixes as unknown[]) {
     if (typeof p !== "string") return "sandboxPrefixes must be an array of strings";
     if (p === "") return "a sandbox prefix must not be empty";
-    if (LONE_SURROGATE.test(p)) return `sandbox prefix ${JSON.stringify(p)} has a lone surrogate`;
+    if (LONE_SURROGATE_OR_FFFD.test(p)) return `sandbox prefix ${JSON.stringify(p)} has a lone surrogate or U+FFFD`;
   }
   return undefined;
 }

@@ -487,6 +487,11 @@ const CASES: Case[] = [
   ["__proto__ keys are plain keys", [M('"content":"x","artifact":{"structured_content":{"__proto__":{"path":"/mnt/user-data/p.csv"}}}'), '{"__proto__":{"thread_id":"t"},"message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/a.csv"}}', '{"thread_id":"t","message":{"__proto__":{"type":"tool"},"tool_call_id":"c","content":"/mnt/user-data/a.csv"}}'].join("\n"), { entries: 2, failures: 1 }],
   ["numbers JSON.parse makes Infinity become null in data", M('"content":"x","artifact":{"structured_content":{"n":1e999,"m":-1e400,"t":5e-400}}'), { entries: 1 }],
   ["nesting far past the budgets", [`[${"[".repeat(100000)}${"]".repeat(100000)}]`, M(`"content":${"[".repeat(50000)}${"]".repeat(50000)}`), M(`"content":"x","artifact":{"structured_content":${"[".repeat(50000)}${"]".repeat(50000)}}`), M(`"content":${JSON.stringify("[".repeat(50000) + "]".repeat(50000))},"artifact":{"structured_content":{"a":1}}`)].join("\n"), { failures: 1, rejected: 1, entries: 1 }],
+  // types.ts's displayName: `?`, `#` and `\\` end a name only in a URL (and `\\` separates in a drive path).
+  ["names with ? # and backslashes", [
+    M('"content":"/mnt/user-data/report#1.csv /mnt/user-data/what?.txt /mnt/user-data/?x https://x.io/p/a.png?x=/y#z"'),
+    M('"content":"/mnt/user-data/a\\\\b.txt","artifact":{"structured_content":{"files":["C:/d/q.csv","HTTPS://X.IO/dir/#f","/q?.csv"]}}'),
+  ].join("\n"), { entries: 8 }],
   ["control characters and U+2028 in refs", M('"content":"ok","artifact":{"structured_content":{"files":["/a\\u0001.csv","/a\\u2028.csv","/a\\u007f.csv","/a\\u0085.csv","/ok.csv"]}}'), { entries: 1 }],
 ];
 

@@ -11,6 +11,14 @@ describe("displayName", () => {
     ["/mnt/user-data/out/", "out"],
     ["/a//", "a"],
     ["/mnt/user-data/../", ".."],
+    // In a path, `?`, `#` and `\` are part of a name (DESIGN §3: the last `/` segment).
+    ["/mnt/user-data/report#1.csv", "report#1.csv"],
+    ["/mnt/user-data/what?.txt", "what?.txt"],
+    ["/mnt/user-data/a\\b.txt", "a\\b.txt"],
+    ["/mnt/user-data/?x", "?x"],
+    ["HTTPS://ex.com/a#b/c.png", "a"],
+    ["s3+x.y://bucket/k?v=/1", "k"],
+    ["C:\\a/b\\c.txt", "c.txt"],
   ])("%s → %s", (ref, name) => expect(displayName(ref)).toBe(name));
 
   it.each(["http://", "https:", "/", "", "?x=1", "//"])("falls back to the whole reference for %j", (ref) => {

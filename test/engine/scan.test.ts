@@ -182,6 +182,11 @@ describe("scanText: behaviour", () => {
     expect(() => scanText("x", { sandboxPrefixes: [42 as unknown as string] })).toThrow(TypeError);
   });
 
+  it("rejects a sandbox prefix with U+FFFD, which would match a lone surrogate in text (Python's regex matches neither)", () => {
+    // Text is scanned as UTF-8, where each lone surrogate below becomes U+FFFD.
+    expect(() => scanText("/\ud800/x /\udfff/y", { sandboxPrefixes: ["/\ufffd/"] })).toThrow(/sandbox prefix "\/\ufffd\/" has a lone surrogate or U\+FFFD/);
+  });
+
   it("honours custom prefixes in order, and [] turns the SANDBOX rule off", () => {
     const text = "/tmp/a /data/b /mnt/user-data/c";
     expect(refsOf(text, { sandboxPrefixes: ["/data/", "/tmp/"] })).toEqual(["/tmp/a", "/data/b"]);
