@@ -2,9 +2,10 @@
  * tool-artifacts: durable handles for the references an agent's tools produce.
  * The public contract (DESIGN §12); everything else is internal.
  */
-export { generateHandle, generateHandles, generateResultHandles, occurrenceKey, occurrenceKeys, type HandleSeed, type OccurrenceSeed } from "./engine/hash.js";
+export { generateHandle, generateHandles, generateResultHandles, occurrenceKey, occurrenceKeys, type HandleSeed, type OccurrenceKind, type OccurrenceSeed } from "./engine/hash.js";
 export { scanText, type ScanOptions as ScanTextOptions } from "./engine/scan.js";
 export { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "./extract.js";
+export type { WalkRejection } from "./engine/serialize.js";
 export {
   scanBatch,
   closeSharedPool,

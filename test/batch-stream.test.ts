@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { ScanPool } from "../src/batch/pool.js";
 import { scanArchive, streamSource, type ArchiveOptions, type ArchiveSource } from "../src/batch/stream.js";
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
-import type { ScanTask } from "../src/batch/worker.js";
+import type { ScanTask } from "../src/batch/protocol.js";
 import { extractArtifacts } from "../src/extract.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";

@@ -4,8 +4,11 @@
  * packages an agent already has are peers, so the middlewares, messages and
  * state channels are the agent's own copies and not a second set.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
@@ -45,7 +48,8 @@ describe("package.json", () => {
   });
 
   it("is an ES module that CommonJS code can require too (Node's require of ES modules), types found by either resolution", () => {
-    const exports = pkg.exports as unknown as Record<string, Record<string, string>>;
+    const { "./package.json": packageJson, ...exports } = pkg.exports as unknown as Record<string, Record<string, string>>;
+    expect(packageJson).toBe("./package.json");
     for (const entry of Object.values(exports)) {
       expect(entry.default).toBe(entry.import);
       expect(entry.types).toBe(entry.import!.replace(/\.js$/, ".d.ts"));
@@ -63,5 +67,42 @@ describe("package.json", () => {
     expect(deps).not.toContain("assemblyscript");
     expect(pkg.devDependencies?.assemblyscript).toBeDefined();
     expect(pkg.files).toContain("build/engine.wasm");
+  });
+
+  it("exports its package.json, as tools that read a dependency's version expect", () => {
+    expect(createRequire(import.meta.url).resolve("tool-artifacts/package.json")).toBe(join(ROOT, "package.json"));
+  });
+
+  it("declares public types that never reach Piscina's (which fail to type-check under moduleResolution node16)", () => {
+    // Every declaration file the public entries import, and the packages they name.
+    const packages = new Set<string>();
+    const seen = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const [, spec] of readFileSync(file, "utf8").matchAll(/(?:from|import\()\s*"([^"]+)"/g)) {
+        if (spec!.startsWith(".")) visit(join(dirname(file), spec!.replace(/\.js$/, ".d.ts")));
+        else packages.add(spec!);
+      }
+    };
+    visit(join(ROOT, "dist/index.d.ts"));
+    visit(join(ROOT, "dist/testing/scripted-model.d.ts"));
+    expect(seen.size).toBeGreaterThan(10);
+    expect([...packages].filter((name) => name.startsWith("piscina"))).toEqual([]);
+  });
+
+  it("without its engine file, says which file it read and what to do, in a path with spaces", () => {
+    // The engine loader alone, where no build/engine.wasm sits beside it.
+    const dir = mkdtempSync(join(tmpdir(), "tool artifacts "));
+    try {
+      mkdirSync(join(dir, "src", "engine"), { recursive: true });
+      copyFileSync(join(ROOT, "src/engine/wasm.ts"), join(dir, "src/engine/wasm.ts"));
+      const r = spawnSync(process.execPath, ["--import", "tsx", join(dir, "src/engine/wasm.ts")], { cwd: ROOT, encoding: "utf8" });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain(`cannot read its engine, ${join(dir, "build", "engine.wasm")} (ENOENT)`);
+      expect(r.stderr).toMatch(/reinstall it; in a bundle, keep tool-artifacts external/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

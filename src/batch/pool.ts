@@ -10,7 +10,7 @@ import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
 import { errorMessage, WorkerStartError } from "./errors.js";
-import type { ScanResult, ScanTask, WorkerFaults } from "./worker.js";
+import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
 export interface ScanPoolOptions {
   /** Worker threads at most. Default: `os.availableParallelism()`. */

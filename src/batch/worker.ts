@@ -9,31 +9,8 @@ import { workerData } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { spareOrNew } from "./buffers.js";
 import { Moved } from "./moved.js";
-import { scanItem, scanLinesPacked, scanRecords, type ItemProbe, type LineScanOptions, type ScanOptions } from "./scan.js";
-
-/**
- * One slice of work. `input` holds packed records, or `inputBytes` of JSON
- * lines; `spare`, when sent, is a free buffer for the result to be written
- * into. Both are moved here and moved back.
- */
-export type ScanTask = { input: ArrayBuffer; spare?: ArrayBuffer } & (
-  | { kind: "records"; options: ScanOptions }
-  | { kind: "lines"; inputBytes: number; options: LineScanOptions }
-);
-
-/** The packed result, and the buffers the task no longer needs, for reuse. */
-export interface ScanResult {
-  output: ArrayBuffer;
-  free: ArrayBuffer[];
-}
-
-/** Test-only fault injection, set through the pool's workerData. */
-export interface WorkerFaults {
-  /** Exit the worker thread (as a crash would) on reaching an item of this thread. */
-  exitOnThreadId?: string;
-  /** Fail start-up, as a worker whose engine cannot load would. */
-  failStartup?: boolean;
-}
+import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
+import { scanItem, scanLinesPacked, scanRecords, type ItemProbe } from "./scan.js";
 
 const faults = (workerData as { faults?: WorkerFaults } | null)?.faults;
 const probe: ItemProbe | undefined =

@@ -10,6 +10,7 @@
  * (pointer, length, ...) and reads results back from the same arena.
  */
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 /** Exports every kernel file has; each facade extends this with its kernels' signatures (HashExports, ScanExports, WalkExports). */
 export interface EngineExports {
@@ -25,8 +26,12 @@ function compile(): WebAssembly.Module {
   try {
     bytes = readFileSync(WASM_URL);
   } catch (cause) {
+    // Three ways to get here: a checkout not yet built, an install that lost
+    // the file, a bundle that moved this module away from it.
     throw new Error(
-      `tool-artifacts: engine not built (${WASM_URL.pathname} is missing); run "npm run build:wasm"`,
+      `tool-artifacts: cannot read its engine, ${fileURLToPath(WASM_URL)} (${(cause as NodeJS.ErrnoException).code ?? cause}). ` +
+        `In a checkout, run "npm run build:wasm"; in an installed package, reinstall it; ` +
+        `in a bundle, keep tool-artifacts external (the engine is found next to its module).`,
       { cause },
     );
   }
