@@ -863,4 +863,24 @@ describe("engine memory", () => {
     // Not toBeUndefined(): a failure would print the 85 MB buffer.
     expect(old.deref() === undefined, "the replaced memory is still reachable").toBe(true);
   });
+  it("keeps no tool result alive through the entries it gave (references are not views of the text)", () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
+    const before = heap();
+    // 40 results of 1 MiB, each naming one file (a lone surrogate in some, which a copy must keep).
+    const entries = Array.from({ length: 40 }, (_, i) => {
+      const name = i % 2 ? `/mnt/user-data/run-${i}/out.csv` : `/mnt/user-data/run-${i}/\ud800.csv`;
+      return extractArtifacts({ type: "tool", tool_call_id: `c${i}`, content: `${String(i).padEnd(1 << 20, ".")} wrote ${name} ok` }, options)[0]!;
+    });
+    const held = heap() - before;
+    expect(entries.map((e) => e.real_ref)).toEqual(entries.map((_, i) => (i % 2 ? `/mnt/user-data/run-${i}/out.csv` : `/mnt/user-data/run-${i}/\ud800.csv`)));
+    expect(entries[0]!.display_name).toBe("\ud800.csv");
+    // 40 MiB if each entry kept its result; the entries themselves take a few KB.
+    expect(held, `${(held / 2 ** 20).toFixed(1)} MiB held`).toBeLessThan(8 << 20);
+  });
 });

@@ -209,6 +209,15 @@ export function scanTextWithin(text: string, options?: ScanOptions): ScanRef[] {
   return text === "" ? [] : scanEncoded(text, encodePrefixes(options));
 }
 
+// V8 makes a slice of a string a view of it, so an entry holding a slice of
+// a tool result keeps the whole result alive as long as the entry lives (300
+// entries from 1 MiB results held 300 MB after the results were dropped).
+// Past this length, references are copied out; below it, a view holds little.
+const OWN_COPY_ABOVE = 1024;
+const sliceOf = (text: string, start: number, end: number) => text.slice(start, end);
+/** A copy with every code unit kept, lone surrogates too. */
+const ownCopy = (text: string, start: number, end: number) => Buffer.from(text.slice(start, end), "utf16le").toString("utf16le");
+
 function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
   const base = scanInputPointer(0);
   let out = 0;
@@ -230,9 +239,10 @@ function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
   if (kept === 0) return [];
   const w = wordView();
   const refs: ScanRef[] = [];
+  const cut = text.length > OWN_COPY_ABOVE ? ownCopy : sliceOf;
   if ((result & 1) === 0) {
     for (let i = out >> 2, end = i + 2 * kept; i < end; i += 2) {
-      const ref = text.slice(w[i], w[i + 1]);
+      const ref = cut(text, w[i], w[i + 1]);
       refs.push({ type: "file", ref, display: displayName(ref) });
     }
     return refs;
@@ -240,7 +250,7 @@ function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
   // Some ref holds an 0xEF byte, maybe a U+FFFD standing for one of several lone surrogates: compare strings.
   const seen = new Set<string>();
   for (let i = out >> 2, end = i + 2 * kept; i < end; i += 2) {
-    const ref = text.slice(w[i], w[i + 1]);
+    const ref = cut(text, w[i], w[i + 1]);
     if (seen.has(ref)) continue;
     seen.add(ref);
     refs.push({ type: "file", ref, display: displayName(ref) });
