@@ -163,7 +163,8 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
  * top-level sections and unknown keys of the section, which the Python
  * implementation may read, are ignored). Beside a section, the options a
- * file cannot set are read too (`{ ...fileConfig, piiRules }`).
+ * file cannot set are read too (`{ ...fileConfig, piiRules }`); the
+ * section's own options there, or camelCase in it, are refused.
  *
  * @throws {ToolArtifactsConfigError} naming the offending field as written.
  *
@@ -185,6 +186,13 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   // Errors name a field as it was written: snake_case for the section's.
   const back = new Map<string, string>();
   for (const [snake, key] of Object.entries(FILE_KEYS)) {
+    // The section's options beside it (`{...fileConfig, enabled: false}`), or
+    // camelCase inside it, would otherwise be dropped without a word: a kill
+    // switch that does nothing. Which of two values was meant is not ours to guess.
+    if (key !== snake && section && Object.hasOwn(section, key)) throw new ToolArtifactsConfigError(`tool_artifacts.${key}`, `a config file's section spells it ${snake}`);
+    if (Object.hasOwn(input, key) && (input as Record<string, unknown>)[key] !== undefined) {
+      throw new ToolArtifactsConfigError(key, `beside a tool_artifacts section, set tool_artifacts.${snake} instead (or pass the options without a section)`);
+    }
     if (section && Object.hasOwn(section, snake) && section[snake as keyof typeof FILE_KEYS] !== undefined) {
       camel[key] = section[snake as keyof typeof FILE_KEYS];
       back.set(key, `tool_artifacts.${snake}`);
@@ -192,8 +200,7 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   }
   // The options a file cannot set are read beside its section
   // (`{...fileConfig, piiRules}`) and validated, not dropped with the other
-  // sections of the file. The section's own options are not: a top-level
-  // `enabled` may well be another part of the application's.
+  // sections of the file.
   for (const key of CODE_ONLY_KEYS) {
     const value = (input as Record<string, unknown>)[key];
     if (Object.hasOwn(input, key) && value !== undefined) camel[key] = value;

@@ -10,7 +10,7 @@
  * (a minifier) changes it; and the projection's own options (budgets,
  * sections) are not config and are not in it.
  */
-import { parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigInput } from "./config.js";
+import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "./config.js";
 import { sha256Hex } from "./engine/hash.js";
 
 /** Bumped when the meaning of a field changes, so old fingerprints never collide with new ones. */
@@ -54,7 +54,7 @@ export function canonicalJson(value: unknown): string {
  * policyFingerprint(parseToolArtifactsConfig({ injectModelContext: false })) !== policyFingerprint({});
  * ```
  */
-export function policyFingerprint(config: ToolArtifactsConfig | ToolArtifactsConfigInput = {}): string {
+export function policyFingerprint(config: ToolArtifactsConfigSource = {}): string {
   const parsed = parseToolArtifactsConfig(config);
   const policy = {
     version: FINGERPRINT_VERSION,

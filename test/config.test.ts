@@ -130,8 +130,17 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     const cfg = parseToolArtifactsConfig({ ...fileConfig, piiRules: [...piiRules], sandboxPrefixes: ["/workspace/"] });
     expect(cfg).toEqual({ ...DEFAULTS, maxEntries: 200, piiRules, sandboxPrefixes: ["/workspace/"] });
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
-    // A top-level `enabled` or `maxEntries` beside a section may be another part of the application's.
-    expect(parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, maxEntries: 50, enabled: false } as never)).toEqual({ ...DEFAULTS, maxEntries: 200 });
+  });
+
+  it("refuses the section's own options beside it or in camelCase inside it, which it would otherwise drop", () => {
+    // `{...fileConfig, enabled: false}` as a kill switch must not do nothing.
+    const fileConfig = { models: { x: 1 }, tool_artifacts: { max_entries: 200 } };
+    expect(() => parseToolArtifactsConfig({ ...fileConfig, enabled: false } as never)).toThrow(/enabled: beside a tool_artifacts section, set tool_artifacts\.enabled/);
+    expect(fieldOf(() => parseToolArtifactsConfig({ ...fileConfig, maxEntries: 50 } as never))).toBe("maxEntries");
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: null, injectModelContext: false } as never))).toBe("injectModelContext");
+    expect(() => parseToolArtifactsConfig({ tool_artifacts: { maxEntries: 500 } } as never)).toThrow(/tool_artifacts\.maxEntries: a config file's section spells it max_entries/);
+    // An option given as undefined is no option, as everywhere.
+    expect(parseToolArtifactsConfig({ ...fileConfig, enabled: undefined } as never)).toEqual({ ...DEFAULTS, maxEntries: 200 });
   });
 
   it("takes a section that is undefined as no section: the options beside it are read and checked", () => {
