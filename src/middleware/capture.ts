@@ -55,8 +55,14 @@ export const captureOptionsSchema = z
 
 export type CaptureOptions = z.input<typeof captureOptionsSchema>;
 
-/** The ledger prefix of a call's retry record (DESIGN §5). */
-export const RETRY_PREFIX = "retry:";
+/**
+ * A call's retry record in the ledger (DESIGN §5): `retry:` and the call key,
+ * as the Python implementation writes it, so that a thread continued by
+ * either settles a call after one retry.
+ */
+const retryRecord = (callKey: string): string => `retry:${callKey}`;
+/** The record as this package wrote it before 0.1.0 (`retry:` and the key's hash alone): still read. */
+const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(KEY_KIND_PREFIX.call.length)}`;
 
 // One view per thread an agent serves concurrently, least recently used
 // first out; a thread whose view went starts over (rehashing its history
@@ -407,8 +413,8 @@ function captureRound(
     }
     // A miss may be a handle this round could not see yet: one retry, then
     // the call is settled so an unknown handle is never scanned forever.
-    const retry = RETRY_PREFIX + key.slice(KEY_KIND_PREFIX.call.length);
-    settled.push(!missing || view.members.has(retry) ? key : retry);
+    const retry = retryRecord(key);
+    settled.push(!missing || view.members.has(retry) || view.members.has(earlierRetryRecord(key)) ? key : retry);
   }
 
   const artifacts: ArtifactUpdate[] = [...captured, ...consumed.values()];

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createAgent } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { captureMiddleware, RETRY_PREFIX } from "../../src/middleware/capture.js";
+import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
 import { parseToolArtifactsConfig } from "../../src/config.js";
 import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
@@ -69,7 +69,7 @@ it("captures nothing twice when a new process recreates the graph on the same SQ
   expect(scanned).toEqual(["w1", "w2", "r1", "r2"]);
   const r2Call = occurrenceKey("call", THREAD, before.messages[4].id, "r2", 1);
   expect(before.tool_artifact_processed).toHaveLength(8);
-  expect(before.tool_artifact_processed.at(-1)).toBe(RETRY_PREFIX + r2Call.slice("call:".length));
+  expect(before.tool_artifact_processed.at(-1)).toBe(`retry:${r2Call}`);
   expect(before.tool_artifact_processed).not.toContain(r2Call);
 
   // A new process, a new graph, a new saver on the same file, one more turn.

@@ -3,7 +3,7 @@
 // the sibling capture*.test.ts files.
 import { describe, expect, it } from "vitest";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { captureMiddleware, RETRY_PREFIX, type CaptureUpdate } from "../../src/middleware/capture.js";
+import { captureMiddleware, type CaptureUpdate } from "../../src/middleware/capture.js";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
 import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
 import { extractArtifacts } from "../../src/extract.js";
@@ -55,7 +55,7 @@ function result(id: string | undefined, toolCallId: string, content: string, sta
 
 const resultKey = (messageId: string | null, toolCallId: string, index = 0) => occurrenceKey("result", THREAD, messageId, toolCallId, index);
 const callKey = (messageId: string | null, toolCallId: string, position: number) => occurrenceKey("call", THREAD, messageId, toolCallId, position);
-const retryKey = (key: string) => RETRY_PREFIX + key.slice("call:".length);
+const retryKey = (key: string) => `retry:${key}`;
 const isEntry = (u: ArtifactUpdate): u is ArtifactEntry => "handle" in u;
 
 describe("capture round", () => {
@@ -173,6 +173,17 @@ describe("capture round", () => {
 
     expect(hook(s, run)).toBeUndefined();
     expect(s.tool_artifact_processed).toEqual([resultKey("tm-0", "w0"), retryKey(key), key]);
+  });
+
+  it("writes the retry record as the Python implementation does (retry: and the call key), and settles on either spelling", () => {
+    const hook = capture();
+    const key = callKey("ai-1", "r1", 0);
+    expect(retryKey(key)).toMatch(/^retry:call:[0-9a-f]{64}$/);
+    const messages = [ai("ai-1", [call("r1", { a: "art_deadbeef" })])];
+    // A ledger Python left after the first miss, and one this package wrote before 0.1.0.
+    for (const record of [retryKey(key), `retry:${key.slice("call:".length)}`]) {
+      expect(hook(state(messages, [], [record]), run)!.tool_artifact_processed).toEqual([key]);
+    }
   });
 
   it("appends one trim directive, last, when the round would pass maxEntries", () => {

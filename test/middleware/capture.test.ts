@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { captureMiddleware, RETRY_PREFIX } from "../../src/middleware/capture.js";
+import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
 import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
@@ -133,7 +133,7 @@ describe("capture in an agent", () => {
     const [refusal] = toolResults(first.messages);
     expect(refusal.status).toBe("error");
     const callKey = occurrenceKey("call", thread, first.messages[1].id, "r1", 0);
-    const retry = RETRY_PREFIX + callKey.slice("call:".length);
+    const retry = `retry:${callKey}`;
     const resultKey = occurrenceKey("result", thread, refusal.id, "r1", 0);
     expect(first.tool_artifact_processed).toEqual([resultKey, retry]);
     expect(first.tool_artifacts).toEqual([]);

@@ -8,7 +8,6 @@ import { createAgent } from "langchain";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import type { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { occurrenceKey } from "../../src/engine/hash.js";
-import { RETRY_PREFIX } from "../../src/middleware/capture.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { orderMiddleware } from "../../src/ordering.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
@@ -140,7 +139,7 @@ describe("stored state another writer left", () => {
     expect(entriesOf(out.tool_artifacts, B).map((e) => e.consumed_by)).toEqual([undefined]);
     const caller = out.messages.find((m) => AIMessage.isInstance(m) && m.tool_calls?.[0]?.id === "call_b")!;
     const callKey = occurrenceKey("call", "malformed", caller.id ?? null, "call_b", 0);
-    expect(out.tool_artifact_processed).toContain(RETRY_PREFIX + callKey.slice("call:".length));
+    expect(out.tool_artifact_processed).toContain(`retry:${callKey}`);
     expect(entriesOf(out.tool_artifacts, A).map((e) => [e.display_name, e.consumed_by])).toEqual([
       ["first.txt", undefined],
       ["second.txt", ["call_a"]],
