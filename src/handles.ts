@@ -36,7 +36,12 @@ function collect(text: string, into: Set<string>): void {
  * handles are neither resolved nor counted as used by capture.
  */
 export function argumentHandles(args: unknown): string[] {
-  return typeof args === "object" && args !== null && !Array.isArray(args) ? findHandles(args) : [];
+  return isArgumentsObject(args) ? findHandles(args) : [];
+}
+
+/** Whether a tool call's arguments are an object, the only arguments that can hold a usable handle. */
+export function isArgumentsObject(args: unknown): args is object {
+  return typeof args === "object" && args !== null && !Array.isArray(args);
 }
 
 /**

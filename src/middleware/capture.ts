@@ -17,7 +17,7 @@ import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
 import { extractArtifacts } from "../extract.js";
-import { argumentHandles } from "../handles.js";
+import { argumentHandles, isArgumentsObject } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
@@ -81,7 +81,9 @@ interface KeyMemo {
   type: "tool" | "ai";
   /** Per-tool_call_id occurrence index of an id-less result, else 0. */
   index: number;
+  /** Per position: the call id, or "" for a call that gets no key (countedCallId). */
   toolCallIds: string[];
+  /** Per position: the occurrence key, or "" for a call that gets none. */
   keys: string[];
   /** The ledger epoch in which every key was found in the ledger, if any. */
   recordedIn: object | null;
@@ -213,12 +215,43 @@ function callIdOf(call: ToolCallLike | undefined): string {
   return typeof id === "string" ? id : id === null || id === undefined ? "" : String(id);
 }
 
+/**
+ * The id of a call that gets a ledger key, else "": as the Python
+ * implementation keys calls, only those with an id and object arguments
+ * (the only ones that can consume a handle), so that a ledger either writes
+ * reads the same to the other.
+ */
+function countedCallId(call: ToolCallLike | undefined): string {
+  return isArgumentsObject(call?.args) ? callIdOf(call) : "";
+}
+
+/** The count of `id` so far, counting this one. */
+function nextCount(counts: Map<string, number>, id: string): number {
+  const n = counts.get(id) ?? 0;
+  counts.set(id, n + 1);
+  return n;
+}
+
+/** Per-call-id counts of the counted calls of the AI messages before position `end`. */
+function countCallIds(messages: readonly MessageLike[], end: number): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (let j = 0; j < end; j++) {
+    const m = messages[j];
+    if (m?.type !== "ai" || !Array.isArray(m.tool_calls)) continue;
+    for (const call of m.tool_calls) {
+      const id = countedCallId(call);
+      if (id !== "") counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+  }
+  return counts;
+}
+
 // Called for every unsettled message of a round: compares in place, allocates nothing.
 function memoFits(memo: KeyMemo, type: "tool" | "ai", toolCallId: string, toolCalls: readonly ToolCallLike[] | undefined): boolean {
   if (memo.type !== type) return false;
   if (toolCalls === undefined) return memo.toolCallIds[0] === toolCallId;
   if (memo.toolCallIds.length !== toolCalls.length) return false;
-  for (let p = 0; p < toolCalls.length; p++) if (memo.toolCallIds[p] !== callIdOf(toolCalls[p])) return false;
+  for (let p = 0; p < toolCalls.length; p++) if (memo.toolCallIds[p] !== countedCallId(toolCalls[p])) return false;
   return true;
 }
 
@@ -233,7 +266,7 @@ interface Candidate {
 /** Whether every key of `memo` is in the ledger; if so, remembered for the epoch. */
 function isRecorded(memo: KeyMemo, view: ThreadView): boolean {
   if (memo.recordedIn === view.epoch) return true;
-  for (const key of memo.keys) if (!view.members.has(key)) return false;
+  for (const key of memo.keys) if (key !== "" && !view.members.has(key)) return false;
   memo.recordedIn = view.epoch;
   return true;
 }
@@ -261,6 +294,7 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
   const freshIds: Array<string | null> = [];
   const open: Candidate[] = [];
   let perCallId: Map<string, number> | null = null;
+  let perCall: Map<string, number> | null = null;
   let firstOpen = -1;
   for (let j = recordedPrefix(messages, view); j < messages.length; j++) {
     const m = messages[j];
@@ -279,12 +313,20 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
         perCallId ??= countToolCallIds(messages, j);
         index = perCallId.get(toolCallId) ?? 0;
       }
-      const ids = toolCalls === undefined ? [toolCallId] : toolCalls.map(callIdOf);
+      const ids = toolCalls === undefined ? [toolCallId] : toolCalls.map(countedCallId);
       memo = { type, index, toolCallIds: ids, keys: [], recordedIn: null };
-      for (let p = 0; p < ids.length; p++) seeds.push({ kind: type === "tool" ? "result" : "call", threadId, messageId, toolCallId: ids[p], index: type === "tool" ? index : p });
+      // A call's index is its position, or in an id-less message its call
+      // id's occurrence index over the counted calls before it (DESIGN §5).
+      if (type === "ai" && messageId === null) perCall ??= countCallIds(messages, j);
+      for (let p = 0; p < ids.length; p++) {
+        if (type === "tool") seeds.push({ kind: "result", threadId, messageId, toolCallId: ids[p], index });
+        else if (ids[p] !== "") seeds.push({ kind: "call", threadId, messageId, toolCallId: ids[p], index: messageId === null ? nextCount(perCall!, ids[p]) : p });
+      }
       fresh.push(memo);
       freshIds.push(messageId);
     }
+    // An id-less message counted its own calls above.
+    if (type === "ai" && perCall !== null && messageId !== null) for (const id of memo.toolCallIds) if (id !== "") nextCount(perCall, id);
     if (type === "tool" && perCallId !== null) perCallId.set(toolCallId, (perCallId.get(toolCallId) ?? 0) + 1);
     const recorded = memo.keys.length > 0 && isRecorded(memo, view);
     if (!recorded) open.push({ message: m, memo, position: 0 });
@@ -292,22 +334,20 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
   }
   view.recorded = { messages: new WeakRef(messages), count: firstOpen === -1 ? messages.length : firstOpen };
 
-  if (seeds.length > 0) {
-    const keys = occurrenceKeys(seeds);
-    let k = 0;
-    fresh.forEach((memo, i) => {
-      memo.keys = keys.slice(k, k + memo.toolCallIds.length);
-      k += memo.toolCallIds.length;
-      const id = freshIds[i];
-      if (id !== null) view.memos.set(id, memo);
-    });
-  }
+  // (A message whose calls all go without a key needs no hashing, but its memo still.)
+  const keys = seeds.length > 0 ? occurrenceKeys(seeds) : [];
+  let k = 0;
+  fresh.forEach((memo, i) => {
+    memo.keys = memo.toolCallIds.map((id) => (memo.type === "ai" && id === "" ? "" : keys[k++]!));
+    const id = freshIds[i];
+    if (id !== null) view.memos.set(id, memo);
+  });
   pruneMemos(view, messages);
   const results: Candidate[] = [];
   const calls: Candidate[] = [];
   for (const { message, memo } of open) {
     const into = memo.type === "tool" ? results : calls;
-    for (let p = 0; p < memo.keys.length; p++) if (!view.members.has(memo.keys[p])) into.push({ message, memo, position: p });
+    for (let p = 0; p < memo.keys.length; p++) if (memo.keys[p] !== "" && !view.members.has(memo.keys[p])) into.push({ message, memo, position: p });
   }
   return { results, calls };
 }

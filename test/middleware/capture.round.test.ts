@@ -151,7 +151,31 @@ describe("capture round", () => {
     const s = state([ai("ai-1", [raw("c-string", known.handle), raw("c-array", [known.handle]), call("c-object", { p: known.handle })])], [known], [resultKey("tm-0", "w0")]);
     const update = hook(s, run)!;
     expect(update.tool_artifacts).toEqual([{ ...known, consumed_by: ["c-object"] }]);
-    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c-string", 0), callKey("ai-1", "c-array", 1), callKey("ai-1", "c-object", 2)]);
+    // Only the call that could use a handle gets a key, as in the Python implementation; its index is still its position.
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c-object", 2)]);
+    expect(hook(apply(s, update), run)).toBeUndefined();
+  });
+
+  it("keys calls as the Python implementation does: none for a call without an id; by position, or in an id-less message by the call id's occurrence", () => {
+    const hook = capture();
+    const noId = { name: "read", args: { p: "x" }, type: "tool_call" as const } as ReturnType<typeof call>;
+    const s = state([
+      ai("ai-1", [call("c1", { p: "a" }), noId, call("c2", {})]),
+      ai(undefined, [call("c2", { p: "b" }), call("c1", {}), call("c2", {})]),
+      ai("ai-3", [call("c1", {})]),
+      ai(undefined, [call("c1", { p: "c" })]),
+    ]);
+    const update = hook(s, run)!;
+    expect(update.tool_artifact_processed).toEqual([
+      callKey("ai-1", "c1", 0),
+      callKey("ai-1", "c2", 2),
+      callKey(null, "c2", 1),
+      callKey(null, "c1", 1),
+      callKey(null, "c2", 2),
+      callKey("ai-3", "c1", 0),
+      callKey(null, "c1", 3),
+    ]);
+    expect(hook(apply(s, update), run)).toBeUndefined();
   });
 
   it("gives a call with an unknown handle exactly one retry, then settles it", () => {
