@@ -61,7 +61,7 @@ export type CaptureOptions = z.input<typeof captureOptionsSchema>;
  * either settles a call after one retry.
  */
 const retryRecord = (callKey: string): string => `retry:${callKey}`;
-/** The record as this package wrote it before 0.1.0 (`retry:` and the key's hash alone): still read. */
+/** The record as earlier builds of this package wrote it (`retry:` and the key's hash alone): still read. */
 const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(KEY_KIND_PREFIX.call.length)}`;
 
 // One view per thread an agent serves concurrently, least recently used

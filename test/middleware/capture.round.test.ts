@@ -204,7 +204,7 @@ describe("capture round", () => {
     const key = callKey("ai-1", "r1", 0);
     expect(retryKey(key)).toMatch(/^retry:call:[0-9a-f]{64}$/);
     const messages = [ai("ai-1", [call("r1", { a: "art_deadbeef" })])];
-    // A ledger Python left after the first miss, and one this package wrote before 0.1.0.
+    // A ledger Python left after the first miss, and one an earlier build of this package wrote.
     for (const record of [retryKey(key), `retry:${key.slice("call:".length)}`]) {
       expect(hook(state(messages, [], [record]), run)!.tool_artifact_processed).toEqual([key]);
     }
