@@ -394,7 +394,11 @@ function captureRound(
   const captured: ArtifactEntry[] = [];
   const capturedKeys: string[] = [];
   const settled: string[] = [];
-  const consumed = new Map<string, ArtifactEntry>();
+  // Per handle a round's calls use: its entry, its consumers as a set (built
+  // once a round, so many calls naming one long-used handle cost no more than
+  // its list once), and the call ids it gains, in order.
+  const uses = new Map<string, { entry: ArtifactEntry; consumers: Set<string>; added: string[] }>();
+  const gained: Array<{ entry: ArtifactEntry; added: string[] }> = [];
   const trimNeeded = () => registry.length + captured.length > config.maxEntries;
   if (results.length === 0 && calls.length === 0) {
     return trimNeeded() ? { tool_artifacts: [{ op: "trim_to", keep: config.maxEntries }], tool_artifact_processed: [] } : undefined;
@@ -445,11 +449,13 @@ function captureRound(
         missing = true;
         continue;
       }
-      const consumers = consumersOf(entry);
-      if (callId === "" || consumers.includes(callId)) continue;
-      const updated: ArtifactEntry = { ...entry, consumed_by: [...consumers, callId] };
-      known.set(handle, updated);
-      consumed.set(handle, updated);
+      if (callId === "") continue;
+      let use = uses.get(handle);
+      if (use === undefined) uses.set(handle, (use = { entry, consumers: new Set(consumersOf(entry)), added: [] }));
+      if (use.consumers.has(callId)) continue;
+      use.consumers.add(callId);
+      use.added.push(callId);
+      if (use.added.length === 1) gained.push(use);
     }
     // A miss may be a handle this round could not see yet: one retry, then
     // the call is settled so an unknown handle is never scanned forever.
@@ -457,7 +463,8 @@ function captureRound(
     settled.push(!missing || view.members.has(retry) || view.members.has(earlierRetryRecord(key)) ? key : retry);
   }
 
-  const artifacts: ArtifactUpdate[] = [...captured, ...consumed.values()];
+  const artifacts: ArtifactUpdate[] = [...captured];
+  for (const { entry, added } of gained) artifacts.push({ ...entry, consumed_by: [...consumersOf(entry), ...added] });
   if (trimNeeded()) artifacts.push({ op: "trim_to", keep: config.maxEntries });
   return { tool_artifacts: artifacts, tool_artifact_processed: [...capturedKeys, ...settled] };
 }

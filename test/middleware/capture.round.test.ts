@@ -158,7 +158,7 @@ describe("capture round", () => {
 
   it("keys calls as the Python implementation does: none for a call without an id; by position, or in an id-less message by the call id's occurrence", () => {
     const hook = capture();
-    const noId = { name: "read", args: { p: "x" }, type: "tool_call" as const } as ReturnType<typeof call>;
+    const noId = { name: "read", args: { p: "x" }, type: "tool_call" as const } as unknown as ReturnType<typeof call>;
     const s = state([
       ai("ai-1", [call("c1", { p: "a" }), noId, call("c2", {})]),
       ai(undefined, [call("c2", { p: "b" }), call("c1", {}), call("c2", {})]),
