@@ -503,19 +503,34 @@ function putKind(kind: OccurrenceKind, digestAt: number): number {
   return start;
 }
 
-/** `occurrenceKey` for many seeds in one engine call; same order, same results. */
+// Seeds per engine call. Larger batches grow the engine's memory and hold
+// every text at once: in one run, 50k seeds took 1.7-1.9 µs each in one
+// call, 1.0 in chunks of this size (4096 to 10k: 0.5 µs either way).
+const KEY_CHUNK = 4096;
+
+/** `occurrenceKey` for many seeds, in engine calls of up to KEY_CHUNK seeds; same order, same results. */
 export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
+  const list = checkSeeds(seeds, "occurrenceKeys");
+  if (list.length <= KEY_CHUNK) return keyChunk(list, 0, list.length);
+  const keys: string[] = [];
+  for (let from = 0; from < list.length; from += KEY_CHUNK) {
+    for (const key of keyChunk(list, from, Math.min(list.length, from + KEY_CHUNK))) keys.push(key);
+  }
+  return keys;
+}
+
+/** The keys of `list[from..to)`, in one engine call; errors name seeds by their index in `list`. */
+function keyChunk(list: readonly unknown[], from: number, to: number): string[] {
   const op = "occurrenceKeys";
-  const list = checkSeeds(seeds, op);
-  const n = list.length;
+  const n = to - from;
   if (n === 0) return [];
   const kinds = new Array<OccurrenceKind>(n);
   const texts = new Array<string>(n);
   let quotes = 0;
   for (let i = 0; i < n; i++) {
-    const s = checkSeed(list[i], op, i);
-    kinds[i] = checkKind(s.kind, op, i);
-    const f = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i);
+    const s = checkSeed(list[from + i], op, from + i);
+    kinds[i] = checkKind(s.kind, op, from + i);
+    const f = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i);
     // Optimistic: ids written as they are, checked below in one engine pass.
     texts[i] = keyJson(f.t, f.m, f.c, f.i);
     quotes += keyQuotes(f.m);
@@ -528,8 +543,8 @@ export function occurrenceKeys(seeds: readonly OccurrenceSeed[]): string[] {
     // The seeds were validated above; reading them again is cheaper than
     // keeping every seed's fields for this case.
     for (let i = 0; i < n; i++) {
-      const s = list[i] as Record<string, unknown>;
-      texts[i] = escapedKeyJson(keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, i));
+      const s = list[from + i] as Record<string, unknown>;
+      texts[i] = escapedKeyJson(keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i));
     }
     written = layOut(texts, "", KEY_SLOT, true, op);
   }

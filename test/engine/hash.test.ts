@@ -246,6 +246,15 @@ describe("properties", () => {
       { numRuns: 200 },
     );
   });
+
+  it("occurrenceKeys past one engine call's chunk (4096 seeds): same keys in order, escaping chunks apart, errors by absolute index", () => {
+    const seeds: OccurrenceSeed[] = Array.from({ length: 9000 }, (_, i) => ({ kind: i % 2 ? "call" : "result", threadId: "t", messageId: i % 7 ? `m${i}` : null, toolCallId: `c${i}`, index: i % 5 }));
+    seeds[5000] = { ...seeds[5000]!, threadId: 'quote " and é' }; // only the second chunk needs escaping
+    expect(occurrenceKeys(seeds)).toEqual(seeds.map(keyOracle));
+    const bad = [...seeds];
+    bad[8191] = { ...seeds[8191]!, index: -1 };
+    expect(() => occurrenceKeys(bad)).toThrow(/seeds\[8191\]\.index/);
+  });
 });
 
 describe("batches", () => {
