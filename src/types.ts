@@ -39,7 +39,7 @@ export interface ScanRef {
 export function displayName(ref: string): string {
   if (typeof ref !== "string") throw new TypeError(`displayName: ref must be a string (got ${ref === null ? "null" : typeof ref})`);
   let end = ref.length;
-  if (URL_START.test(ref)) {
+  if (isUrl(ref)) {
     for (let i = 0; i < ref.length; i++) {
       const c = ref.charCodeAt(i);
       if (c === 0x3f /* ? */ || c === 0x23 /* # */) {
@@ -48,18 +48,33 @@ export function displayName(ref: string): string {
       }
     }
   }
-  const backslashToo = DRIVE_START.test(ref);
-  const isSeparator = (c: number) => c === 0x2f /* / */ || (backslashToo && c === 0x5c) /* \ */;
-  while (end > 0 && isSeparator(ref.charCodeAt(end - 1))) end--;
+  // `\` separates only in a drive path; elsewhere `/` twice.
+  const other = isDrivePath(ref) ? 0x5c : 0x2f;
+  let c = ref.charCodeAt(end - 1);
+  while (end > 0 && (c === 0x2f || c === other)) c = ref.charCodeAt(--end - 1);
   let start = end;
-  while (start > 0 && !isSeparator(ref.charCodeAt(start - 1))) start--;
+  c = ref.charCodeAt(start - 1);
+  while (start > 0 && c !== 0x2f && c !== other) c = ref.charCodeAt(--start - 1);
   if (start === end) return ref;
   const seg = ref.slice(start, end);
   return ref.charCodeAt(end - 1) === 0x3a /* : */ && /^[a-z][a-z0-9+.-]*:$/i.test(seg) ? ref : seg;
 }
 
-const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
-const DRIVE_START = /^[a-z]:[\\/]/i;
+const isAsciiLetter = (c: number) => ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a);
+
+/** /^[a-z][a-z0-9+.-]*:\/\//i, by char codes: this runs once per reference. */
+function isUrl(ref: string): boolean {
+  if (!isAsciiLetter(ref.charCodeAt(0))) return false;
+  for (let i = 1; i < ref.length; i++) {
+    const c = ref.charCodeAt(i);
+    if (c === 0x3a /* : */) return ref.charCodeAt(i + 1) === 0x2f && ref.charCodeAt(i + 2) === 0x2f;
+    if (!(isAsciiLetter(c) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e)) return false;
+  }
+  return false;
+}
+
+/** `C:\…` or `C:/…`. */
+const isDrivePath = (ref: string) => isAsciiLetter(ref.charCodeAt(0)) && ref.charCodeAt(1) === 0x3a && (ref.charCodeAt(2) === 0x5c || ref.charCodeAt(2) === 0x2f);
 
 // Both sides of one problem: text reaches the engine as UTF-8, where a lone
 // surrogate becomes U+FFFD, so either in a prefix would match the other in
