@@ -330,7 +330,10 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
     if (type === "tool" && perCallId !== null) perCallId.set(toolCallId, (perCallId.get(toolCallId) ?? 0) + 1);
     const recorded = memo.keys.length > 0 && isRecorded(memo, view);
     if (!recorded) open.push({ message: m, memo, position: 0 });
-    if (firstOpen === -1 && (!recorded || messageId === null)) firstOpen = j;
+    // Looked at again next round: an unrecorded message, an id-less one (its
+    // keys depend on what precedes it), and one with a call that got no key
+    // (its args may yet become an object in place: memoFits sees that).
+    if (firstOpen === -1 && (!recorded || messageId === null || memo.keys.includes(""))) firstOpen = j;
   }
   view.recorded = { messages: new WeakRef(messages), count: firstOpen === -1 ? messages.length : firstOpen };
 

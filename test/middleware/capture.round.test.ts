@@ -156,6 +156,22 @@ describe("capture round", () => {
     expect(hook(apply(s, update), run)).toBeUndefined();
   });
 
+  it("keys a call whose args become an object in place, as a fresh instance does", () => {
+    const hook = capture();
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];
+    const message = ai("ai-1", [{ id: "c1", name: "read", args: "raw", type: "tool_call" } as unknown as ReturnType<typeof call>]);
+    let s = state([result("tm-0", "w0", "/mnt/user-data/a.txt"), message], [known], [resultKey("tm-0", "w0")]);
+    // Nothing to key or record, twice: the second round finds the message's memo and the history recorded.
+    expect(hook(s, run)).toBeUndefined();
+    expect(hook(s, run)).toBeUndefined();
+    (message.tool_calls![0] as { args: unknown }).args = { p: known.handle };
+    const update = hook(s, run)!;
+    expect(update).toEqual(capture()(s, run));
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c1", 0)]);
+    s = apply(s, update);
+    expect(hook(s, run)).toBeUndefined();
+  });
+
   it("keys calls as the Python implementation does: none for a call without an id; by position, or in an id-less message by the call id's occurrence", () => {
     const hook = capture();
     const noId = { name: "read", args: { p: "x" }, type: "tool_call" as const } as unknown as ReturnType<typeof call>;
