@@ -1,4 +1,5 @@
-// Capture cost per model turn as the history grows (DESIGN §5).
+// Capture cost per model turn as the history grows (DESIGN §5), and of a
+// wide turn whose parallel calls all name one long-used handle.
 //   history: 1k / 10k / 50k messages, every result and call already in the
 //   ledger, the registry full (100 entries); the turn adds one AIMessage whose
 //   call uses a handle, and one new ToolMessage.
@@ -177,3 +178,33 @@ for (const size of SIZES.slice(1)) {
 }
 const at10k = results.get(10_000)!.next;
 console.log(`\nnext round at 10k: ${at10k.toFixed(3)} ms (target ≤ 2 ms) ${at10k <= 2 ? "met" : "NOT met"}`);
+
+// Wide turns: 150 parallel calls all naming one handle that earlier calls
+// used CONSUMERS times. Consumption must not cost calls × consumers
+// (DESIGN §5); the entry gains all 150 in one update.
+const WIDTH = 150;
+const CONSUMERS = [150, 1_500, 15_000];
+async function wideTurn(consumers: number): Promise<number> {
+  const used: ArtifactEntry = { ...history(4).tool_artifacts.at(-1)!, consumed_by: Array.from({ length: consumers }, (_, i) => `call_old_${i}`) };
+  const calls = Array.from({ length: WIDTH }, (_, i) => ({ id: `call_wide_${i}`, name: "read_file", args: { path: used.handle, part: i }, type: "tool_call" as const }));
+  const ai = new AIMessage({ id: `run-${randomUUID()}`, content: "", tool_calls: calls });
+  const state: State = { messages: [new HumanMessage({ id: randomUUID(), content: "go" }), ai], tool_artifacts: [used], tool_artifact_processed: [] };
+  const hook = hookOf();
+  const update = hook(state, runtime);
+  const keys = occurrenceKeys(calls.map((c, i) => ({ kind: "call" as const, threadId: THREAD, messageId: ai.id!, toolCallId: c.id, index: i })));
+  check(
+    `${consumers} consumers: one updated entry gaining the ${WIDTH} calls in order, ${WIDTH} calls settled`,
+    update?.tool_artifacts.length === 1 &&
+      JSON.stringify((update.tool_artifacts[0] as ArtifactEntry).consumed_by) === JSON.stringify([...used.consumed_by!, ...calls.map((c) => c.id)]) &&
+      JSON.stringify(update.tool_artifact_processed) === JSON.stringify(keys),
+  );
+  // The state is not updated between samples, so every sample does the round's whole work.
+  const bench = new Bench({ time: 1000, warmupTime: 200 });
+  bench.add("wide", () => void hook(state, runtime));
+  await bench.run();
+  return median(bench, "wide");
+}
+const wide = new Map<number, number>();
+for (const consumers of CONSUMERS) wide.set(consumers, await wideTurn(consumers));
+console.log(`\na turn of ${WIDTH} parallel calls naming one handle, by how many calls used it before (median per round)`);
+for (const [consumers, t] of wide) console.log(`  ${String(consumers).padStart(6)} consumers  ${ms(t)}   ${(t / wide.get(CONSUMERS[0])!).toFixed(1)}× the ${CONSUMERS[0]}-consumer round`);
