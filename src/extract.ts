@@ -253,9 +253,14 @@ class Entries {
     /** Free-text options; `scan` false skips texts entirely. */
     readonly scan: boolean,
     readonly prefixes: readonly string[] | undefined,
-    /** The structured payload of the result, if any and walked (for the mirror rule). */
-    public payload: unknown,
   ) {}
+
+  /**
+   * The structured payload, once the walk took it (for the mirror rule): a
+   * rejected one gave no references, so a mirror of it is no repeat and is
+   * read as text.
+   */
+  payload: unknown = undefined;
 
   /** A source the engine could not take adds nothing; the caller is told, and may throw. */
   engineFailed(error: unknown): void {
@@ -303,26 +308,22 @@ function structuredRefs(
   onRejected: ExtractOptions["onRejectedPayload"],
 ): void {
   let walk;
+  let json: string | undefined;
   try {
+    // A text's UTF-8 has at most 3 bytes per unit: a longer JSON cannot be
+    // that text verbatim (the general check then serializes on its own).
     if (mirrorUnits === 0) walk = walkStructured(payload);
-    else {
-      // A text's UTF-8 has at most 3 bytes per unit: a longer JSON cannot be
-      // that text verbatim (the general check then serializes on its own).
-      const both = walkStructuredWithJson(payload, 3 * mirrorUnits);
-      walk = both.walk;
-      out.payloadJson = both.json;
-    }
+    else ({ walk, json } = walkStructuredWithJson(payload, 3 * mirrorUnits));
   } catch (error) {
     out.engineFailed(error); // this source only, like a rejected payload
-    out.payload = out.payloadJson = undefined;
     return;
   }
   if (walk.status !== "ok") {
     onRejected?.(walk.reason);
-    // It gave no references, so a mirror of it is no repeat: read it as text.
-    out.payload = out.payloadJson = undefined;
     return;
   }
+  out.payload = payload;
+  out.payloadJson = json;
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
   if (walk.data !== undefined) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
@@ -521,7 +522,7 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const artifact = read(message, "artifact");
   const payload = structuredPayload(artifact, blocks);
   const onEngineFailure = read(options, "onEngineFailure") as ExtractOptions["onEngineFailure"];
-  const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes, payload);
+  const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes);
   if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out, parsed);

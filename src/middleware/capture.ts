@@ -202,10 +202,7 @@ function countToolCallIds(messages: readonly MessageLike[], end: number): Map<st
   const counts = new Map<string, number>();
   for (let j = 0; j < end; j++) {
     const m = messages[j];
-    if (m?.type === "tool") {
-      const id = String(m.tool_call_id ?? "");
-      counts.set(id, (counts.get(id) ?? 0) + 1);
-    }
+    if (m?.type === "tool") nextCount(counts, String(m.tool_call_id ?? ""));
   }
   return counts;
 }
@@ -240,7 +237,7 @@ function countCallIds(messages: readonly MessageLike[], end: number): Map<string
     if (m?.type !== "ai" || !Array.isArray(m.tool_calls)) continue;
     for (const call of m.tool_calls) {
       const id = countedCallId(call);
-      if (id !== "") counts.set(id, (counts.get(id) ?? 0) + 1);
+      if (id !== "") nextCount(counts, id);
     }
   }
   return counts;
@@ -327,7 +324,7 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
     }
     // An id-less message counted its own calls above.
     if (type === "ai" && perCall !== null && messageId !== null) for (const id of memo.toolCallIds) if (id !== "") nextCount(perCall, id);
-    if (type === "tool" && perCallId !== null) perCallId.set(toolCallId, (perCallId.get(toolCallId) ?? 0) + 1);
+    if (type === "tool" && perCallId !== null) nextCount(perCallId, toolCallId);
     const recorded = memo.keys.length > 0 && isRecorded(memo, view);
     if (!recorded) open.push({ message: m, memo, position: 0 });
     // Looked at again next round: an unrecorded message, an id-less one (its
