@@ -504,8 +504,8 @@ function putKind(kind: OccurrenceKind, digestAt: number): number {
 }
 
 // Seeds per engine call. Larger batches grow the engine's memory and hold
-// every text at once: in one run, 50k seeds took 1.7-1.9 µs each in one
-// call, 1.0 in chunks of this size (4096 to 10k: 0.5 µs either way).
+// every text at once, and took about twice as long per seed past 50k
+// (commit 24fd133 has the side-by-side figures).
 const KEY_CHUNK = 4096;
 
 /** `occurrenceKey` for many seeds, in engine calls of up to KEY_CHUNK seeds; same order, same results. */
