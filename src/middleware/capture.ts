@@ -64,17 +64,22 @@ const retryRecord = (callKey: string): string => `retry:${callKey}`;
 /** The record as earlier builds of this package wrote it (`retry:` and the key's hash alone): still read. */
 const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(KEY_KIND_PREFIX.call.length)}`;
 
-// One view per thread an agent serves concurrently, least recently used
-// first out; a thread whose view went starts over (rehashing its history
-// once). The 16 most recent are always kept, however long their threads
-// (so threads served in turn never evict each other every round); beyond
-// them, views are kept up to 1024 in all while they remember at most 2^17
-// items in all (memos and ledger items; 1024 threads of 1000 memos held
-// 47 MB in a probe, where 2^16 items held 24 MB but 40 threads of 1000
-// messages served in turn missed every round).
+// One view per thread an agent serves concurrently; a thread whose view went
+// starts over (rehashing its history once). Views are kept up to 1024 in all
+// while they remember at most 2^17 items in all (memos and ledger items; 1024
+// threads of 1000 memos held 47 MB in a probe, where 2^16 items held 24 MB but
+// 40 threads of 1000 messages served in turn missed every round), and 16 are
+// kept however long their threads. Past the bounds the least recently served
+// go first, except when a thread comes back whose view was dropped not long
+// ago: more threads are being served in turn than fit, and there dropping the
+// least recent drops the next one served, so every round would start over.
+// Then the most recently served go instead, beyond the 8 newest, which keeps
+// a settled set of views serving rounds (as dropping the view needed furthest
+// ahead would) while a thread just served stays.
 const KEPT_THREAD_VIEWS = 16;
 const MAX_THREAD_VIEWS = 1024;
 const MAX_VIEW_ITEMS = 1 << 17;
+const NEWEST_THREAD_VIEWS = 8;
 
 /** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
@@ -116,13 +121,17 @@ interface ThreadView {
   memos: Map<string, KeyMemo>;
   /** Memos and ledger items as last counted (ThreadViews' bound). */
   items: number;
+  /** Made this round for a thread whose view was dropped not long ago (ThreadViews' policy). */
+  returned: boolean;
 }
 
-/** The thread views of one capture middleware: least recently used first out, within both bounds. */
+/** The thread views of one capture middleware, within both bounds (policy above). */
 class ThreadViews {
   readonly #byThread = new Map<string, ThreadView>();
   /** The views' `items`, summed. */
   #items = 0;
+  /** The threads whose views were dropped last, oldest first, up to MAX_THREAD_VIEWS. */
+  readonly #dropped = new Set<string>();
 
   /**
    * The thread's view, brought up to `ledger`. The ledger only grows (its
@@ -135,8 +144,11 @@ class ThreadViews {
       this.#byThread.delete(threadId);
       this.#items -= view.items;
     }
-    if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0 };
-    else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0 };
+    if (view === undefined) {
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId) };
+    } else if (!isPrefixOf(view, ledger)) {
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false };
+    } else view.returned = false;
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
@@ -150,13 +162,26 @@ class ThreadViews {
     const items = view.memos.size + view.length;
     this.#items += items - view.items;
     view.items = items;
-    for (const [id, other] of this.#byThread) {
-      const size = this.#byThread.size;
-      if (size <= KEPT_THREAD_VIEWS || (size <= MAX_THREAD_VIEWS && this.#items <= MAX_VIEW_ITEMS)) break;
-      if (other === view) continue;
-      this.#byThread.delete(id);
-      this.#items -= other.items;
+    if (!this.#over()) return;
+    // `view` is the newest: the most recent first beyond the newest few, or the least recent first.
+    const order = view.returned ? [...this.#byThread.keys()].slice(0, -NEWEST_THREAD_VIEWS).reverse() : this.#byThread.keys();
+    for (const id of order) {
+      if (!this.#over()) break;
+      const other = this.#byThread.get(id)!;
+      if (other !== view) this.#drop(id, other);
     }
+  }
+
+  #over(): boolean {
+    const size = this.#byThread.size;
+    return size > KEPT_THREAD_VIEWS && (size > MAX_THREAD_VIEWS || this.#items > MAX_VIEW_ITEMS);
+  }
+
+  #drop(threadId: string, view: ThreadView): void {
+    this.#byThread.delete(threadId);
+    this.#items -= view.items;
+    this.#dropped.add(threadId);
+    if (this.#dropped.size > MAX_THREAD_VIEWS) this.#dropped.delete(this.#dropped.values().next().value!);
   }
 }
 

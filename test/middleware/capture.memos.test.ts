@@ -120,4 +120,32 @@ describe("capture's memo of occurrence keys", () => {
     visit(0, 3);
     expect(hashed).toHaveLength(6);
   });
+
+  it("keeps most long threads warm when more are served in turn than fit", () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    // Twenty threads whose ledgers (100,000 items each) keep all but 16 views
+    // past the bound: dropping the least recent would drop the next one served.
+    const threads = 20;
+    const ledgers = Array.from({ length: threads }, (_, t) => Array.from({ length: 100_000 }, (_, i) => `result:${t}:${i}`));
+    const visit = (t: number, turns: number) =>
+      hook(
+        { messages: Array.from({ length: turns }, (_, n) => turn(1000 * t + n)).flat(), tool_artifacts: [], tool_artifact_processed: ledgers[t]! },
+        { configurable: { thread_id: `turn-${t}` } },
+      );
+    // Per lap, how many threads start over (hash more than their new turn).
+    const startedOver: number[] = [];
+    for (let lap = 1; lap <= 6; lap++) {
+      let count = 0;
+      for (let t = 0; t < threads; t++) {
+        hashed.length = 0;
+        visit(t, lap);
+        if (hashed.length > 2) count++;
+      }
+      startedOver.push(count);
+    }
+    // Least recently served first out would start all 20 over in every lap
+    // after the first; a settled set of views keeps most of them warm.
+    expect(startedOver[0]).toBe(0);
+    expect(startedOver.slice(1).every((count) => count <= threads / 2)).toBe(true);
+  });
 });
