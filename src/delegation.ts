@@ -22,6 +22,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { tool, type ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { parseOptions } from "./config.js";
+import { sha256Hex } from "./engine/hash.js";
 
 export const TASK_TOOL_NAME = "task";
 
@@ -162,6 +163,20 @@ function hostMetadata(metadata: Record<string, unknown> | undefined): Record<str
   return Object.fromEntries(Object.entries(metadata).filter(([key]) => !/^(?:thread_id|checkpoint_ns|checkpoint_id|langgraph_.*)$/.test(key)));
 }
 
+/**
+ * What stands for the call id of a delegation without one (a script, a custom
+ * graph's node). Inside a graph, the node's task (its `checkpoint_ns`) and
+ * the delegation's arguments: the node runs again, with the same task, when
+ * the graph resumes after an `interrupt()` in the child, and the child must
+ * continue in its thread, not start over. Outside a graph, a random UUID:
+ * each delegation a thread of its own rather than the last one's history.
+ */
+function uncalledDelegation(runtime: ToolRuntime, subagentType: string, task: string): string {
+  const ns = runtime.configurable?.checkpoint_ns ?? runtime.config?.configurable?.checkpoint_ns;
+  if (typeof ns !== "string" || ns === "") return randomUUID();
+  return sha256Hex(JSON.stringify([ns, subagentType, task])).slice(0, 32);
+}
+
 export function createTaskTool(options: TaskToolOptions) {
   const { agents, description } = parseOptions(taskToolOptionsSchema, options) as TaskToolOptions;
   const names = Object.keys(agents);
@@ -170,9 +185,7 @@ export function createTaskTool(options: TaskToolOptions) {
   return tool(
     async ({ subagent_type, description: task }, runtime: ToolRuntime) => {
       const toolCallId = runtime.toolCallId ?? runtime.toolCall?.id ?? "";
-      // Called without a call id (a script, a custom graph), one delegation
-      // still gets a thread of its own rather than the last one's history.
-      const delegation = toolCallId !== "" ? toolCallId : `no-call-id-${randomUUID()}`;
+      const delegation = toolCallId !== "" ? toolCallId : `no-call-id-${uncalledDelegation(runtime, subagent_type, task)}`;
       if (!Object.hasOwn(agents, subagent_type)) {
         return fail(`Unknown subagent_type ${JSON.stringify(subagent_type)}. Available: ${names.map((n) => JSON.stringify(n)).join(", ")}.`, toolCallId);
       }

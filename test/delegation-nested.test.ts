@@ -1,5 +1,5 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { Command, interrupt, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { Command, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { createAgent, tool, toolStrategy } from "langchain";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -276,6 +276,37 @@ describe("where a child's state lives", () => {
     expect((latest.values.tool_artifacts as ArtifactEntry[]).map((e) => e.handle)).toEqual([childHandle]);
     expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, APPROVED]]);
     expect(result.messages.at(-1)!.text).toBe("Published.");
+  });
+
+  it("resumes a child delegated without a call id from a custom graph's node in its thread, not a new one", async () => {
+    let sideEffects = 0;
+    const step = tool(async () => `step ${++sideEffects} done`, { name: "step", description: "A side effect", schema: z.object({}) });
+    const ask = tool(async () => `answer: ${interrupt("Go on?")}`, { name: "ask", description: "Ask a human", schema: z.object({}) });
+    // The child's next step follows from its history, so a resumed child and one that started over are told apart.
+    const childModel = new ScriptedChatModel(
+      Array.from({ length: 8 }, (): ScriptedStep => (messages) => {
+        const last = messages.at(-1)!;
+        if (last.type === "human") return { tool_calls: [{ name: "step", args: {} }] };
+        if (ToolMessage.isInstance(last) && last.name === "step") return { tool_calls: [{ name: "ask", args: {} }] };
+        return { content: `child finished (${last.text})` };
+      }),
+    );
+    const task = createTaskTool({ agents: { worker: createAgent({ model: childModel, tools: [step, ask] }) } });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("delegate", async () => ({ messages: [new HumanMessage(String(await task.invoke({ subagent_type: "worker", description: "work" })))] }))
+      .addEdge(START, "delegate")
+      .addEdge("delegate", END)
+      .compile({ checkpointer: new MemorySaver() });
+    const thread = { configurable: { thread_id: "custom-graph" } };
+
+    const paused = (await graph.invoke({ messages: [] }, thread)) as { __interrupt__?: unknown[] };
+    expect(paused.__interrupt__).toHaveLength(1);
+    const resumed = (await graph.invoke(new Command({ resume: "yes" }), thread)) as { messages: BaseMessage[]; __interrupt__?: unknown[] };
+    expect(resumed.__interrupt__).toBeUndefined();
+    expect(resumed.messages.at(-1)!.text).toBe("child finished (answer: yes)");
+    // The step before the interrupt ran once: the child went on from its checkpoint.
+    expect(sideEffects).toBe(1);
+    expect(childModel.calls).toBe(3);
   });
 
   it("hands back the result of a returnDirect tool the child ended on, which the lead captures", async () => {
