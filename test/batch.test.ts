@@ -211,6 +211,70 @@ describe("scanBatch", () => {
     });
   });
 
+  it.each([
+    ["calling thread", Infinity],
+    ["pool", 0],
+  ])("names an item whose fields throw when read, and fails it alone (%s)", async (_, poolThreshold) => {
+    const items: unknown[] = corpus(300);
+    const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+    revoke();
+    items[5] = {
+      get threadId() {
+        throw new Error("threadId getter");
+      },
+      message: {},
+    };
+    items[6] = revoked;
+    items[7] = {
+      threadId: "t",
+      get message() {
+        throw new Error("message getter");
+      },
+    };
+    const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
+    expect(result.errors.map((e) => e.index)).toEqual([5, 6, 7]);
+    expect(result.errors[0]).toMatchObject({ threadId: undefined, error: "item 5: threadId getter" });
+    expect(result.errors[1]!.error).toMatch(/^item 6: .*revoked/);
+    expect(result.errors[2]).toMatchObject({ threadId: "t", error: 'item 7 (thread "t"): message getter' });
+    const good = items.map((item, i) => (i >= 5 && i <= 7 ? undefined : (item as BatchItem)));
+    good.forEach((item, i) => {
+      if (item) expect(result.entries[i]).toEqual(expected([item])[0]);
+    });
+  });
+
+  it("on the pool reads a class instance or a value with toJSON as extraction reads it, by property", async () => {
+    class Artifact {
+      get structured_content() {
+        return { path: "/mnt/user-data/getter.csv" };
+      }
+    }
+    class FileBlock {
+      readonly type = "file";
+      readonly #url = "https://example.com/private.pdf";
+      get url() {
+        return this.#url;
+      }
+    }
+    const messages = [
+      { type: "tool", tool_call_id: "c1", content: "x", artifact: new Artifact() },
+      { type: "tool", tool_call_id: "c2", content: "x", artifact: { structured_content: { path: "/mnt/user-data/a.csv" }, toJSON: () => ({}) } },
+      { type: "tool", tool_call_id: "c3", content: [new FileBlock()] },
+      { type: "tool", tool_call_id: "c4", content: [{ type: "file", url: "https://example.com/b.pdf", toJSON: () => ({ type: "text", text: "nothing" }) }] },
+      { type: "tool", tool_call_id: "c5", content: [{ type: "image", source: Object.assign(Object.create({ get url() { return "https://example.com/c.png"; } }), {}) }] },
+    ];
+    const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+    expect(result.entries.slice(100).map((entries) => entries.map((e) => e.real_ref))).toEqual([
+      ["/mnt/user-data/getter.csv"],
+      ["/mnt/user-data/a.csv"],
+      ["https://example.com/private.pdf"],
+      ["https://example.com/b.pdf"],
+      ["https://example.com/c.png"],
+    ]);
+  });
+
   it("moves buffers both ways: the sender's are detached, the worker's come back with the result", async () => {
     const records: string[] = [];
     writeItem(normalizeItem({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } }), records);

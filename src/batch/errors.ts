@@ -26,10 +26,19 @@ const text = (v: unknown): string | undefined => (typeof v === "string" ? v : un
 
 /** Best-effort ids of an item for error messages; never throws on junk input. */
 function describeItem(item: unknown): { threadId: string | undefined; toolCallId: string | undefined } {
-  if (item === null || typeof item !== "object") return { threadId: undefined, toolCallId: undefined };
-  const { threadId, message } = item as { threadId?: unknown; message?: unknown };
-  const toolCallId = message !== null && typeof message === "object" ? text(toolCallIdOf(message)) : undefined;
-  return { threadId: text(threadId), toolCallId };
+  let threadId: string | undefined;
+  let toolCallId: string | undefined;
+  // Reading may throw (a getter, a revoked Proxy): what was read by then names the item.
+  try {
+    if (item === null || typeof item !== "object") return { threadId, toolCallId };
+    const fields = item as { threadId?: unknown; message?: unknown };
+    threadId = text(fields.threadId);
+    const message = fields.message;
+    if (message !== null && typeof message === "object") toolCallId = text(toolCallIdOf(message));
+  } catch {
+    // the error being reported says what went wrong
+  }
+  return { threadId, toolCallId };
 }
 
 function label(index: number, threadId: string | undefined, toolCallId: string | undefined): string {

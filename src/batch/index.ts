@@ -140,8 +140,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         if (skip(i, item)) continue;
         writeItem(item, records);
       } catch {
-        // Bad shape, or not JSON (a cycle, a BigInt): scanning it here gives the
-        // same entries or error the calling thread path would.
+        // Bad shape, or not plain JSON (a cycle, a BigInt, a class, toJSON):
+        // scanning it here gives the same entries or error the calling thread path would.
         records.length = written;
         scanHere(i);
         continue;

@@ -153,14 +153,34 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
 }
 
 /**
+ * Whether JSON.stringify writes the same fields a property read sees: a plain
+ * object or array, without toJSON. Extraction reads the artifact, its items,
+ * the content blocks and their `source` / `image_url` by property access (a
+ * class's getters, say); below those it serializes as JSON.stringify does.
+ */
+function plain(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return true;
+  const proto = Object.getPrototypeOf(value);
+  return (proto === Object.prototype || proto === null || (proto === Array.prototype && Array.isArray(value))) && !("toJSON" in value);
+}
+
+function readsAsWritten(artifact: unknown, content: unknown): boolean {
+  if (!plain(artifact) || (Array.isArray(artifact) && !artifact.every(plain))) return false;
+  if (!Array.isArray(content)) return true;
+  return content.every((block: unknown) => plain(block) && (!isObject(block) || (plain(block.source) && plain(block.image_url))));
+}
+
+/**
  * Wire form of an item: a JSON record of everything but the text of its
  * content, then that text raw, one record per string (the content string, or
  * each text block's text). Text is nearly all of a tool result's bytes, and a
  * raw record is a copy where JSON.stringify and JSON.parse would scan and
- * escape it. Throws when the rest is not JSON (a cycle, a BigInt).
+ * escape it. Throws when the rest is not JSON (a cycle, a BigInt) or would
+ * not read back as extraction reads it (see readsAsWritten).
  */
 export function writeItem(item: NormalizedItem, out: string[]): void {
   const { content, ...message } = item.message;
+  if (!readsAsWritten(message.artifact, content)) throw new TypeError("not plain data");
   const texts: string[] = [];
   let blocks: unknown = content;
   let raw: "content" | number[] | undefined;
