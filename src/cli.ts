@@ -17,6 +17,7 @@ import { CONTROL_CHARS, TABLE_HEADER, type OutputFormat } from "./batch/format.j
 import { ScanPool } from "./batch/pool.js";
 import { archiveThreads } from "./batch/threads.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
+import { sandboxPrefixesProblem } from "./types.js";
 
 const EXIT_FAILED_LINES = 1;
 const EXIT_UNREADABLE = 2;
@@ -51,9 +52,11 @@ function nonEmpty(value: string): string {
   return value;
 }
 
-/** One more value of a repeatable option; an empty prefix would match every word of every text. */
+/** One more value of a repeatable option, checked as extraction checks prefixes (an empty one would match every word of every text). */
 function prefixes(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), nonEmpty(value)];
+  const problem = sandboxPrefixesProblem([value]);
+  if (problem !== undefined) throw new InvalidArgumentError(problem);
+  return [...(previous ?? []), value];
 }
 
 /**

@@ -226,6 +226,11 @@ describe("tool-artifacts scan", () => {
     const empty = cli(["scan", EXAMPLE, "--sandbox-prefix", "/data/", ""]);
     expect(empty.status).toBe(2);
     expect(empty.stderr).toMatch(/--sandbox-prefix.*must not be empty/);
+    // U+FFFD (what a non-UTF-8 argument byte becomes) would match lone surrogates in text: a usage error, not a crash.
+    const replacement = cli(["scan", EXAMPLE, "--sandbox-prefix", "/mnt/\uFFFD/"]);
+    expect(replacement.status).toBe(2);
+    expect(replacement.stderr).toMatch(/--sandbox-prefix.*lone surrogate or U\+FFFD/);
+    expect(replacement.stderr).not.toMatch(/internal error|\n\s+at /);
     // An empty thread id would fail every line it is meant for.
     const noThread = cli(["scan", EXAMPLE, "--thread-id", ""]);
     expect(noThread.status).toBe(2);
