@@ -124,6 +124,7 @@ interface Input {
 /** Tell a read failure apart from a scanning failure. */
 function readErrors(source: ArchiveSource): ArchiveSource {
   return {
+    ready: source.ready?.bind(source),
     read: (into) =>
       source.read(into).catch((err: unknown) => {
         throw new InputError((err as Error).message);

@@ -119,6 +119,39 @@ describe("tool-artifacts scan", () => {
     expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(EXAMPLE_ENTRIES.map((e) => e[2]));
   });
 
+  it.each(THREADS)("from a pipe that pauses (a live log), writes the lines read so far before more come (--threads %s)", async (threads) => {
+    const line = (n: number) => `${JSON.stringify({ thread_id: "live", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/live-${n}.txt` } })}\n`;
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", "-", "--threads", threads], { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => (stderr += d));
+    const entries = (count: number) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (stdout.split("\n").filter(Boolean).length >= count) resolve();
+        };
+        child.stdout.on("data", (d: Buffer) => {
+          stdout += d;
+          check();
+        });
+        child.once("exit", () => reject(new Error(`exited before ${count} entries: ${stderr}`)));
+        check();
+      });
+    try {
+      // Three lines, then the pipe stays open: their entries must come while it does.
+      child.stdin.write(line(1) + line(2) + line(3));
+      await entries(3);
+      expect(rows(stdout).map((e) => e.real_ref)).toEqual([1, 2, 3].map((n) => `/mnt/user-data/live-${n}.txt`));
+      child.stdin.end(line(4));
+      const [code] = (await once(child, "exit")) as [number];
+      expect(code).toBe(0);
+      expect(rows(stdout).map((e) => e.real_ref)).toEqual([1, 2, 3, 4].map((n) => `/mnt/user-data/live-${n}.txt`));
+      expect(stderr).toBe("");
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
+  });
+
   it("reports each bad line by number and reason, keeps scanning, and exits 1", () => {
     const good = (n: number) => JSON.stringify({ thread_id: "t", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/${n}.txt` } });
     const file = join(dir, "mixed.jsonl");

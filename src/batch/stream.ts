@@ -72,25 +72,64 @@ export interface ArchiveOptions extends LineScanOptions {
 /** Where archive bytes come from: fills `into` from its start, resolves to the byte count (0 at the end). */
 export interface ArchiveSource {
   read(into: Uint8Array): Promise<number>;
+  /**
+   * A source whose input may pause (a pipe, a live log): undefined when a
+   * read would be answered at once, else a promise that settles once it
+   * would be. While it waits, the complete lines read so far are scanned and
+   * written rather than held until a chunk fills.
+   */
+  ready?(): Promise<void> | undefined;
 }
 
 /** A source over a stream's chunks (stdin): each chunk is copied out as `read` asks. */
 export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
   const chunks = stream[Symbol.asyncIterator]();
   let left: Uint8Array | undefined;
+  // The stream's next chunk, asked for by `ready` or `read`, and whether it has come.
+  let next: Promise<IteratorResult<Uint8Array>> | undefined;
+  let arrived = false;
+  const fetch = () => {
+    if (next === undefined) {
+      arrived = false;
+      next = chunks.next();
+      const settle = () => void (arrived = true);
+      next.then(settle, settle);
+    }
+    return next;
+  };
   return {
     async read(into) {
       while (left === undefined || left.byteLength === 0) {
-        const next = await chunks.next();
-        if (next.done) return 0;
-        left = next.value;
+        const chunk = await fetch();
+        next = undefined;
+        if (chunk.done) return 0;
+        left = chunk.value;
       }
       const n = Math.min(into.byteLength, left.byteLength);
       into.set(left.subarray(0, n));
       left = left.subarray(n);
       return n;
     },
+    ready() {
+      if (left !== undefined && left.byteLength > 0) return undefined;
+      const chunk = fetch();
+      return arrived ? undefined : chunk.then(
+        () => {},
+        () => {},
+      );
+    },
   };
+}
+
+/** Whether `promise` settles within `ms` milliseconds. */
+async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(resolve, ms, false)));
+  try {
+    return await Promise.race([promise.then(() => true as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const BOM = [0xef, 0xbb, 0xbf];
@@ -101,6 +140,7 @@ const BOM = [0xef, 0xbb, 0xbf];
  */
 function withoutBom(source: ArchiveSource): ArchiveSource {
   const stripped: ArchiveSource = {
+    ready: source.ready?.bind(source),
     async read(into) {
       // Only the first read looks for a mark; later ones go straight to the source.
       stripped.read = (bytes) => source.read(bytes);
@@ -128,6 +168,8 @@ function withoutBom(source: ArchiveSource): ArchiveSource {
 export type ArchiveWriter = (bytes: Uint8Array, done: () => void) => void | Promise<void>;
 
 const DEFAULT_CHUNK_BYTES = 1 << 20;
+/** How long input may pause before the complete lines held are scanned and written (a live log's lines show as they come). */
+const IDLE_FLUSH_MS = 100;
 const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 /**
  * Scanning here too, a worker is started only once this many chunks have
@@ -331,6 +373,17 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   let ahead: Promise<number> | undefined;
 
   for (;;) {
+    if (ahead === undefined && lastNewline > 0 && source.ready !== undefined) {
+      const waiting = source.ready();
+      if (waiting !== undefined && !(await settlesWithin(waiting, IDLE_FLUSH_MS))) {
+        const cut = lastNewline;
+        const full = current;
+        moveTail(cut);
+        lastNewline = -1;
+        await enqueue(full, cut);
+        while (inFlight.length > 0) await flushOne();
+      }
+    }
     const n = await (ahead ?? readMore());
     ahead = undefined;
     if (n === 0) break;
