@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
+import { BufferPool } from "../src/batch/buffers.js";
 import { ScanPool } from "../src/batch/pool.js";
 import { scanArchive, streamSource, type ArchiveOptions, type ArchiveSource } from "../src/batch/stream.js";
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
@@ -126,7 +127,16 @@ describe("scanArchive", () => {
     const long = JSON.stringify({ thread_id: "t", message: { tool_call_id: "long", content: "/mnt/user-data/" + "x".repeat(50_000) } });
     const lines = [text.split("\n").slice(0, 10).join("\n"), long, long, text.split("\n").slice(10, 20).join("\n")].join("\n");
     for (const usePool of [undefined, pool]) {
+      const taken: number[] = [];
+      const original = BufferPool.prototype.take;
+      const take = vi.spyOn(BufferPool.prototype, "take").mockImplementation(function (this: BufferPool, bytes: number) {
+        taken.push(bytes);
+        return original.call(this, bytes);
+      });
       const r = await run(pieces(Buffer.from(lines), [1000]), { pool: usePool, chunkBytes: 2000, maxLineBytes: 10_000 });
+      take.mockRestore();
+      // Grown for the long lines, but never past a line's limit and one read.
+      expect(Math.max(...taken)).toBe(12_000);
       expect(r.failures).toEqual([
         { line: 11, reason: "line longer than 10000 bytes, skipped" },
         { line: 12, reason: "line longer than 10000 bytes, skipped" },

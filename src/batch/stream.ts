@@ -360,8 +360,9 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   const readMore = (): Promise<number> => {
     if (current.byteLength - length < chunkBytes / 4) {
       // Only a line longer than a chunk fills a buffer this far: grow it
-      // (doubling, so a long line costs linear copying).
-      const grown = buffers.take(Math.max(current.byteLength * 2, length + chunkBytes));
+      // (doubling, so a long line costs linear copying), but no further than
+      // a line may be (past that it is dropped) and one read.
+      const grown = buffers.take(Math.min(Math.max(current.byteLength * 2, length + chunkBytes), maxLineBytes + chunkBytes));
       new Uint8Array(grown).set(new Uint8Array(current, 0, length));
       buffers.give(current);
       current = grown;
