@@ -62,6 +62,7 @@ export function markStructuredResponse(result: StructuredModelResult): Structure
       status: message.status,
       artifact: message.artifact,
       response_metadata: message.response_metadata,
+      metadata: message.metadata,
       additional_kwargs: { ...message.additional_kwargs, [STRUCTURED_RESPONSE_MARK]: true },
     });
   });

@@ -11,7 +11,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { z } from "zod";
 import { extractArtifacts } from "../../src/extract.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
-import { STRUCTURED_RESPONSE_MARK } from "../../src/middleware/structured.js";
+import { markStructuredResponse, STRUCTURED_RESPONSE_MARK } from "../../src/middleware/structured.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
 import type { ToolArtifactsConfigInput } from "../../src/config.js";
 import { ScriptedChatModel, type ScriptedReply } from "../../src/testing/scripted-model.js";
@@ -148,5 +148,30 @@ describe("structured output", () => {
     expect(result.structuredResponse).toEqual({ file: "art_0123abcd", note: "n" });
     const answer = result.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
     expect(answer.additional_kwargs[STRUCTURED_RESPONSE_MARK]).toBeUndefined();
+  });
+});
+
+describe("markStructuredResponse", () => {
+  it("marks a copy of the answer that keeps every field of the original", () => {
+    const call = new AIMessage({ id: "ai-1", content: "", tool_calls: [{ id: "call-1", name: "Answer", args: { a: 1 } }] });
+    const answer = new ToolMessage({
+      id: "tool-1",
+      content: "Returning structured response",
+      tool_call_id: "call-1",
+      name: "Answer",
+      status: "success",
+      artifact: { kept: true },
+      metadata: { source: "host" },
+      response_metadata: { r: 1 },
+      additional_kwargs: { k: 2 },
+    });
+    const other = new ToolMessage({ id: "tool-2", content: "x", tool_call_id: "call-elsewhere" });
+    const { messages } = markStructuredResponse({ messages: [call, answer, other] } as never) as unknown as { messages: BaseMessage[] };
+    const marked = messages[1] as ToolMessage;
+    expect(marked).not.toBe(answer);
+    expect(messages[2]).toBe(other);
+    expect({ ...marked.toDict().data, additional_kwargs: undefined }).toEqual({ ...answer.toDict().data, additional_kwargs: undefined });
+    expect(marked.metadata).toEqual({ source: "host" });
+    expect(marked.additional_kwargs).toEqual({ k: 2, [STRUCTURED_RESPONSE_MARK]: true });
   });
 });
