@@ -102,8 +102,12 @@ function constraintsOf(value: unknown, where: string): { before: string[]; after
  * `summarization`). Where no constraint
  * speaks the host's order is kept: a list that already satisfies every
  * constraint comes back in the same order, and unconstrained middlewares keep
- * their relative order (at each step, the earliest middleware whose
- * predecessors are all placed goes next). The result is typed as the input
+ * their relative order. The list is taken in order, and a middleware that
+ * must follow others not yet placed goes in right after them, brought
+ * forward in their own order: what moves is what a constraint names, not the
+ * middlewares listed between (`[authorization, toolRetry,
+ * ...toolArtifactsMiddleware()]` gives resolution, authorization, toolRetry,
+ * capture, projection: the host's own middlewares in its order). The result is typed as the input
  * tuple so `createAgent` still infers the middlewares' state; only the
  * positions may differ.
  *
@@ -152,24 +156,26 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
     declare(byName.get(canonical(name)) ?? [], c, `orderMiddleware: options.constraints[${k}]`);
   });
 
-  const pending = new Array<number>(n).fill(0);
-  for (const next of successors) for (const j of next) pending[j]!++;
+  const predecessors: number[][] = Array.from({ length: n }, () => []);
+  successors.forEach((next, i) => {
+    for (const j of next) predecessors[j]!.push(i);
+  });
   const placed = new Array<boolean>(n).fill(false);
+  const onPath = new Array<boolean>(n).fill(false);
   const out: Array<T[number]> = [];
-  // n is a handful of middlewares: a linear scan for the earliest ready one is simplest.
-  while (out.length < n) {
-    let pick = -1;
-    for (let i = 0; i < n; i++) {
-      if (!placed[i] && pending[i] === 0) {
-        pick = i;
-        break;
-      }
-    }
-    if (pick === -1) throw new MiddlewareOrderingError(findCycle(successors, placed).map((i) => names[i]!));
-    placed[pick] = true;
-    out.push(list[pick]!);
-    for (const j of successors[pick]!) pending[j]!--;
-  }
+  // In the host's order, each middleware goes in once the ones it must follow
+  // are in, those brought forward (in the host's order) just before it: what
+  // moves is what a constraint names, not the middlewares between.
+  const place = (i: number) => {
+    if (placed[i]) return;
+    if (onPath[i]) throw new MiddlewareOrderingError(findCycle(successors, placed).map((k) => names[k]!));
+    onPath[i] = true;
+    for (const j of predecessors[i]!.sort((a, b) => a - b)) place(j);
+    onPath[i] = false;
+    placed[i] = true;
+    out.push(list[i]!);
+  };
+  for (let i = 0; i < n; i++) place(i);
   // Typed as the input list: createAgent infers the agent's state from the
   // middleware tuple type, and every element is still there (in another order).
   return out as unknown as T;

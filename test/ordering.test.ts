@@ -30,6 +30,14 @@ describe("orderMiddleware", () => {
     expect(names(out)).toEqual(["tool-receipt", "tool-artifacts-resolution", "authorization", "tool-progress", "logging"]);
   });
 
+  it("brings forward what a constraint names rather than moving the host's middlewares between", () => {
+    // Resolution must wrap authorization; nothing orders authorization and
+    // the retry layer, which the host put inside it (authorization runs once
+    // however often the tool is retried), and that stays so.
+    const out = orderMiddleware([mw("authorization"), mw("retry"), capture(), resolution(), projection()]);
+    expect(names(out)).toEqual(["tool-artifacts-resolution", "authorization", "retry", "tool-artifacts-capture", "tool-artifacts-projection"]);
+  });
+
   it("keeps a list that already satisfies every constraint exactly as given", () => {
     const list = [mw("tool-receipt"), capture(), mw("summarization"), resolution(), ...POLICIES.map((p) => mw(p)), projection()];
     expect(orderMiddleware(list)).toEqual(list);
@@ -64,7 +72,7 @@ describe("orderMiddleware", () => {
 
   it("applies a constraint to every middleware carrying the name", () => {
     const out = orderMiddleware([mw("guardrail"), mw("x"), mw("guardrail"), resolution()]);
-    expect(names(out)).toEqual(["x", "tool-artifacts-resolution", "guardrail", "guardrail"]);
+    expect(names(out)).toEqual(["tool-artifacts-resolution", "guardrail", "x", "guardrail"]);
   });
 
   it("returns the same middleware objects, without touching the input list", () => {
@@ -151,6 +159,11 @@ describe("orderMiddleware properties", () => {
         const mentioned = new Set(list.flatMap((m) => (m.constraints ? [m.name, ...(m.constraints.before ?? []), ...(m.constraints.after ?? [])] : [])));
         const free = (l: readonly Mw[]) => names(l).filter((n) => !mentioned.has(n));
         expect(free(out)).toEqual(free(list));
+        // Only what must precede another is ever moved forward: the rest keep their order.
+        const precedes = (m: Mw) =>
+          list.some((o) => o.name !== m.name && ((m.constraints?.before ?? []).includes(o.name) || (o.constraints?.after ?? []).includes(m.name)));
+        const staying = (l: readonly Mw[]) => l.filter((m) => !precedes(m)).map((m) => m.name);
+        expect(staying(out)).toEqual(staying(list));
       }),
       { numRuns: 300 },
     );

@@ -114,7 +114,7 @@ describe("toolArtifactsMiddleware", () => {
       { content: "published" },
     ]);
     const middleware = orderMiddleware([authorization, ...toolArtifactsMiddleware()]);
-    expect(middleware.map((m) => m.name)).toEqual(["tool-artifacts-capture", "tool-artifacts-resolution", "authorization", "tool-artifacts-projection"]);
+    expect(middleware.map((m) => m.name)).toEqual(["tool-artifacts-resolution", "authorization", "tool-artifacts-capture", "tool-artifacts-projection"]);
     // A spread middleware list is typed as an array, so the agent declares the channels for typed state.
     const agent = createAgent({ model, tools, middleware, stateSchema: toolArtifactsStateSchema, checkpointer: db.saver });
     const thread = { configurable: { thread_id: "e2e-thread" } };
