@@ -141,15 +141,23 @@ function fieldName(path: readonly PropertyKey[], rename: (key: string) => string
  * every options object of the package, so that a bad one always fails the
  * same way.
  */
-export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, rename: (key: string) => string = (k) => k): z.output<S> {
+export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, rename: (key: string) => string = (k) => k, unknownTopLevel = "unknown option"): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  if (issue.code === "unrecognized_keys") throw new ToolArtifactsConfigError(fieldName([...issue.path, issue.keys[0]!], rename), "unknown option");
+  if (issue.code === "unrecognized_keys") {
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, issue.keys[0]!], rename), issue.path.length === 0 ? unknownTopLevel : "unknown option");
+  }
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
 }
 
-const parseOrThrow = (input: unknown, rename: (key: string) => string) => parseOptions(toolArtifactsConfigSchema, input, rename) as ToolArtifactsConfig;
+const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTopLevel?: string) =>
+  parseOptions(toolArtifactsConfigSchema, input, rename, unknownTopLevel) as ToolArtifactsConfig;
+
+// Read as the options, a whole config file without a section has keys of its
+// own (a typo in the options looks the same): say what to pass instead.
+const UNKNOWN_WITHOUT_SECTION =
+  "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
 
 /**
  * What every entry point takes as config: the camelCase options, a file's
@@ -171,7 +179,8 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * @example
  * ```ts
  * parseToolArtifactsConfig({ maxEntries: 200, piiRules: [{ piiType: "email", strategy: "redact" }] });
- * parseToolArtifactsConfig(JSON.parse(readFileSync("agent.json", "utf8")));
+ * const file = JSON.parse(readFileSync("agent.json", "utf8"));
+ * parseToolArtifactsConfig({ tool_artifacts: file.tool_artifacts ?? {} }); // or the whole file, when it has the section
  * ```
  */
 export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & FileSection) | null): ToolArtifactsConfig {
@@ -180,7 +189,7 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   const { tool_artifacts: section, ...options } = input as FileSection;
   // No section, or one that is undefined (`{...options, tool_artifacts: file.tool_artifacts}`
   // for a file without one): the object is read and checked as the options.
-  if (section === undefined) return parseOrThrow(options, (k) => k);
+  if (section === undefined) return parseOrThrow(options, (k) => k, UNKNOWN_WITHOUT_SECTION);
   if (section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
   // Errors name a field as it was written: snake_case for the section's.

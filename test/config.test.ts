@@ -149,6 +149,16 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: undefined, maxEntry: 10 } as never))).toBe("maxEntry");
   });
 
+  it("says how to pass a config file that has no section, which reads as options with unknown keys", () => {
+    const file = { models: { default: "gpt-4o" } } as Record<string, unknown>;
+    expect(() => parseToolArtifactsConfig(file as never)).toThrow(
+      "Invalid tool-artifacts config: models: unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })",
+    );
+    expect(parseToolArtifactsConfig({ tool_artifacts: (file.tool_artifacts as never) ?? {} })).toEqual(DEFAULTS);
+    // An unknown key inside a value is no file's section: the plain message.
+    expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", colour: "red" }] } as never)).toThrow(/piiRules\[0\]\.colour: unknown option$/);
+  });
+
   it("names the snake_case field it rejects", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 5000 } }))).toBe("tool_artifacts.max_entries");
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { resolve_handles_in_args: "no" } }))).toBe("tool_artifacts.resolve_handles_in_args");
