@@ -4,9 +4,9 @@
 // Why here and not in TypeScript: the TypeScript path (JSON.parse,
 // extractArtifacts, formatting) decodes each line to a string, builds objects
 // and strings per entry and encodes them again, and every thread (a pool
-// worker is a fresh V8 isolate) paid about 0.6 s of CPU to JIT-compile it.
-// Here a line is read once from its bytes and its entries are written as
-// bytes: 4.4x the TypeScript path on one warm thread (bench/cli.bench.ts).
+// worker is a fresh V8 isolate) paid again to JIT-compile it. Here a line is
+// read once from its bytes and its entries are written as bytes
+// (bench/cli.bench.ts compares the two paths on one warm thread).
 //
 // Exactness: for every line it takes, the output must be byte for byte what
 // the TypeScript path writes (test/lines-engine.test.ts holds the two side by

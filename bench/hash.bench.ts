@@ -13,6 +13,7 @@
 // counts every thread of the process, including V8's background GC.
 // Run: npm run bench -- hash
 import { createHash, randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
 import { Bench } from "tinybench";
 import {
   generateHandle,
@@ -149,15 +150,15 @@ const expected = nodeLoop();
 const expectedKeys = nodeKeys();
 const expectedResults = nodeResults();
 const checks: Array<[string, boolean]> = [
-  ["generateHandle == node:crypto", engineSingles().every((h, i) => h === expected[i])],
-  ["generateHandles == node:crypto", generateHandles(seeds).every((h, i) => h === expected[i])],
-  ["generateResultHandles per tool result == node:crypto", engineResults().every((h, i) => h === expectedResults[i])],
+  ["generateHandle == node:crypto", isDeepStrictEqual(engineSingles(), expected)],
+  ["generateHandles == node:crypto", isDeepStrictEqual(generateHandles(seeds), expected)],
+  ["generateResultHandles per tool result == node:crypto", isDeepStrictEqual(engineResults(), expectedResults)],
   ["batch kernels (SIMD, scalar) == node:crypto", (["simd", "scalar"] as const).every((tier) => {
     layOutHandleTexts(seedTexts);
     hashLaidOutHandles(SEEDS, tier);
-    return readLaidOutHandles(SEEDS).every((h, i) => h === expected[i]);
+    return isDeepStrictEqual(readLaidOutHandles(SEEDS), expected);
   })],
-  ["occurrenceKeys == node:crypto", occurrenceKeys(keySeeds).every((k, i) => k === expectedKeys[i])],
+  ["occurrenceKeys == node:crypto", isDeepStrictEqual(occurrenceKeys(keySeeds), expectedKeys)],
   ["sha256Hex(1 MB) == node:crypto", sha256Hex(big) === createHash("sha256").update(big).digest("hex")],
 ];
 for (const [name, ok] of checks) {

@@ -527,7 +527,7 @@ describe("process lifetime", () => {
 });
 
 describe("output format", () => {
-  it("makes the table's grapheme segmenter at the first table row, not at load (it costs every scan and worker ~17 ms)", async () => {
+  it("makes the table's grapheme segmenter at the first table row, not at load (making one is slow, and every scan and worker would pay it)", async () => {
     const Original = Intl.Segmenter;
     let made = 0;
     const use = (value: typeof Original) => Object.defineProperty(Intl, "Segmenter", { value });

@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { regexpDisplayName } from "../bench/baselines/display-name.js";
 import { displayName } from "../src/types.js";
 
 describe("displayName", () => {
@@ -28,5 +30,16 @@ describe("displayName", () => {
   it("treats a last segment shaped like a bare URL scheme as empty", () => {
     expect(displayName("/data/http:")).toBe("/data/http:");
     expect(displayName("/data/a b:")).toBe("a b:");
+  });
+
+  it("agrees with the rule written with RegExp (the benches' oracle) on references built from its delimiters", () => {
+    const piece = fc.constantFrom("/", "\\", "?", "#", ":", "//", "://", "C:", "c:\\", "http", "s3+x.y", "a", "b.csv", ".", " ", "é", "😀");
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const ref = parts.join("");
+        expect(displayName(ref)).toBe(regexpDisplayName(ref));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -17,7 +17,8 @@
  * strings (keys and values) scanned as free text, one per line.
  */
 import { createHash } from "node:crypto";
-import { displayName, type ArtifactEntry, type ArtifactType } from "../../src/types.js";
+import { type ArtifactEntry, type ArtifactType } from "../../src/types.js";
+import { regexpDisplayName as displayName } from "./display-name.js";
 import type { ExtractOptions } from "../../src/extract.js";
 import { PY_WS, regexpScanText } from "./regexp-scan.js";
 

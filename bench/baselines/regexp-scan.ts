@@ -4,7 +4,8 @@
  * inputs, where backtracking is harmless) and the baseline benchmarks compare
  * with. It backtracks quadratically on hostile input; never use it in the library.
  */
-import { displayName, type ScanRef } from "../../src/types.js";
+import { type ScanRef } from "../../src/types.js";
+import { regexpDisplayName as displayName } from "./display-name.js";
 
 /** Python's str.isspace() set, which `\s` means in the reference rules. */
 export const PY_WS = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";

@@ -3,8 +3,8 @@
  *
  * Every chunk of input and every packed result needs a buffer of a megabyte
  * or so. Allocating each fresh costs more than filling it: the kernel has to
- * fault in and zero every page first (on the development VM about 3.4 ms per
- * MiB, against 0.05 ms to write it again; see the README). Workers return the buffers
+ * fault in and zero every page first, which costs far more than writing it
+ * again. Workers return the buffers
  * they were sent, so after the first few tasks every buffer is reused and a
  * scan allocates none.
  */

@@ -34,7 +34,7 @@ const ZERO_WIDTH = /^[\p{Mn}\p{Me}\u200b-\u200f\u2060-\u2064\ufeff]+$/u;
 const WIDE =
   /^(?:[\p{Emoji_Presentation}\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{16fe4}\u{17000}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{2fffd}\u{30000}-\u{3fffd}]|\p{Extended_Pictographic}.*\ufe0f)/u;
 
-/** Made on the first table cell: a segmenter takes about 17 ms to make, which every scan would pay at start-up, in every worker too. */
+/** Made on the first table cell: a segmenter is slow to make, and every scan would pay for it at start-up, in every worker too. */
 let graphemes: Intl.Segmenter | undefined;
 
 /** The columns one grapheme takes in a terminal. */

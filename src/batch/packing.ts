@@ -11,8 +11,8 @@
  *     u32 count | u32 end[count] (in UTF-16 units) | UTF-16LE of record 0 … record count-1
  *
  * UTF-16, not UTF-8: a JavaScript string is UTF-16 already, so writing and
- * reading a record is a copy (about 5× faster than UTF-8 both ways, measured
- * on tool results), any string survives (lone surrogates too), and the bytes
+ * reading a record is a copy (no encoding or decoding either way), any
+ * string survives (lone surrogates too), and the bytes
  * only ever move between threads of one process. Records are written and read
  * one by one: joining them into one large string first costs more than the
  * copy itself.

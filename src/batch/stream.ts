@@ -173,10 +173,9 @@ const IDLE_FLUSH_MS = 100;
 const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 /**
  * Scanning here too, a worker is started only once this many chunks have
- * been read. It takes about 0.1 s to start (and its CPU, on a small
- * machine), which an archive of a few chunks, scanned here in a few
- * milliseconds each, would only pay for; a large archive gets its worker
- * that few milliseconds later.
+ * been read. Its start takes time (and CPU, on a small machine) that an
+ * archive of a few chunks, scanned here in a few milliseconds each, would
+ * only pay for; a large archive gets its worker that few milliseconds later.
  */
 const WORKER_AFTER_CHUNKS = 4;
 /**

@@ -66,9 +66,8 @@ const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(K
 
 // One view per thread an agent serves concurrently; a thread whose view went
 // starts over (rehashing its history once). Views are kept up to 1024 in all
-// while they remember at most 2^17 items in all (memos and ledger items; 1024
-// threads of 1000 memos held 47 MB in a probe, where 2^16 items held 24 MB but
-// 40 threads of 1000 messages served in turn missed every round), and 16 are
+// while they remember at most 2^17 items in all (memos and ledger items: room
+// for a hundred threads of a thousand messages served in turn), and 16 are
 // kept however long their threads. Past the bounds the least recently served
 // go first, except when a thread comes back whose view was dropped not long
 // ago: more threads are being served in turn than fit, and there dropping the
