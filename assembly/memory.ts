@@ -1,6 +1,8 @@
 // The engine's one arena. With the stub runtime nothing is ever allocated by
 // the kernels, so everything from __heap_base up is scratch that the host lays
-// out per call (input bytes, then output slots) and overwrites on the next call.
+// out per call (input bytes, then output slots) and overwrites on the next
+// call; only the archive-line kernel (lines.ts) also takes scratch of its own
+// past what the host laid out, growing memory for it.
 // Memory only grows to the largest request ever made, so millions of calls do
 // not grow it further.
 

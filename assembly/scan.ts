@@ -57,7 +57,6 @@ const CONT_MASK: u8 = 0xc0; // UTF-8 continuation bytes are 10xxxxxx
 const CONT_TAG: u8 = 0x80;
 const LEAD_C2: u8 = 0xc2; // U+0085, U+00A0
 const LEAD_E1: u8 = 0xe1; // U+1680
-const LEAD_E2: u8 = 0xe2; // U+2000..200A, 2028, 2029, 202F, 205F
 const LEAD_E3: u8 = 0xe3; // U+3000
 const LEAD_4BYTE: u8 = 0xf0; // astral: one code point, two UTF-16 units
 const HTTP_LE: u32 = 0x70747468; // "http" as a little-endian u32
@@ -156,6 +155,7 @@ const NIB_URL_STOP: u8 = 0xff; // that plus " ' ` < >
   const b2 = load<u8>(p + 2);
   if (b == LEAD_E1) return b1 == 0x9a && b2 == 0x80;
   if (b == LEAD_E3) return b1 == 0x80 && b2 == 0x80;
+  // E2: U+2000..200A, 2028, 2029, 202F, 205F
   if (b1 == 0x80) return (b2 >= 0x80 && b2 <= 0x8a) || b2 == 0xa8 || b2 == 0xa9 || b2 == 0xaf;
   return b1 == 0x81 && b2 == 0x9f;
 }
@@ -827,6 +827,14 @@ const EF_BYTES: u64 = 0xefefefefefefefef;
   return (x - ONES) & ~x & HIGHS;
 }
 
+// Probes before a lookup gives up: at a quarter load a fair hash needs a few
+// (at half load, lines.ts met runs past 32 by chance once a line had tens of
+// thousands of references), and the hash is unkeyed, so references crafted
+// to collide would otherwise make every lookup walk one growing cluster
+// (quadratic time, DESIGN §3). A lookup that gives up costs only the host's
+// string compare.
+const MAX_DEDUP_PROBES: u32 = 32;
+
 /**
  * Drop repeated references, keeping each one's first pair, in order: the
  * `count` pairs at `pairs` are compacted in place. Returns (kept << 1) |
@@ -834,13 +842,15 @@ const EF_BYTES: u64 = 0xefefefefefefefef;
  * where TextEncoder wrote U+FFFD for a lone surrogate (EF BF BD): a pair
  * holding any 0xEF byte is always kept and sets `ambiguous`, and the host
  * then compares strings itself (rare: U+F000..U+FFFF or lone surrogates).
+ * So does a pair whose lookup ran MAX_DEDUP_PROBES slots (crafted collisions,
+ * or a rare long run): kept without a slot, a repeat of it may be kept too.
  * Preconditions: pairs from scan_text over these bytes (non-empty, <= len,
- * 8 bytes after text + len readable); max(16 * count, 64) bytes of scratch
+ * 8 bytes after text + len readable); max(32 * count, 64) bytes of scratch
  * at `table` (4-aligned), not overlapping the rest.
  */
 export function scan_dedup(text: usize, pairs: usize, count: u32, table: usize): u32 {
-  // open addressing at <= 50% load: 2^bits >= 2 * count slots of (kept index + 1)
-  const bits: u64 = <u64>max(4, 32 - <i32>clz(count << 1));
+  // open addressing at <= 25% load: 2^bits >= 4 * count slots of (kept index + 1)
+  const bits: u64 = <u64>max(4, 32 - <i32>clz(count << 2));
   const mask = (<u32>1 << <u32>bits) - 1;
   memory.fill(table, 0, <usize>(mask + 1) << 2);
   let kept: u32 = 0;
@@ -871,7 +881,11 @@ export function scan_dedup(text: usize, pairs: usize, count: u32, table: usize):
       ambiguous = 1;
     } else {
       let slot = <u32>(h >>> (64 - bits)); // the top bits: the best mixed
-      while (true) {
+      for (let probes: u32 = 0; ; probes++) {
+        if (probes == MAX_DEDUP_PROBES) {
+          ambiguous = 1;
+          break;
+        }
         const v = load<u32>(table + (<usize>slot << 2));
         if (v == 0) {
           store<u32>(table + (<usize>slot << 2), kept + 1);

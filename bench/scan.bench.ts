@@ -15,6 +15,7 @@ import { loadavg } from "node:os";
 import { isDeepStrictEqual } from "node:util";
 import { Bench } from "tinybench";
 import { regexpScanText } from "./baselines/regexp-scan.js";
+import { collidingRefs } from "./colliding-refs.js";
 import { generateCorpus } from "./corpus.js";
 import { countByteInEngine, scanBytes, scanInEngine, scanInputPointer, scanText } from "../src/engine/scan.js";
 import { memoryView } from "../src/engine/wasm.js";
@@ -192,4 +193,21 @@ console.log(`  kernel only, 1 MiB      ${both(k1)}`);
 console.log(`  kernel only, 4 MiB      ${both(k4)}  (${ratio(k4, k1)})`);
 console.log(`  regexpScanText 64 KiB   ${both(hostileRegexp.kb64)}  (reference; quadratic)`);
 console.log(`  regexpScanText 144 KiB  ${both(hostileRegexp.kb144)}  (${ratio(hostileRegexp.kb144, hostileRegexp.kb64)} the 64 KiB time for 2.25x the input)`);
+
+// ---- Adversarial: references crafted to share one hash ---------------------------
+// The engine drops repeated references through a hash table; an unkeyed hash
+// lets a hostile page make every reference land in one cluster. The 16k text
+// is four times the 4k one: linear = 4. Ordinary references of the same
+// length (numbered) are the baseline. Each text repeats its first 100
+// references, which the filter must still drop.
+const crafted = collidingRefs(16_000);
+const numbered = Array.from({ length: 16_000 }, (_, i) => `/mnt/user-data/c${String(i).padStart(16, "q")}`);
+const textOf = (refs: readonly string[], n: number) => [...refs.slice(0, n), ...refs.slice(0, 100)].join(" ");
+const collide = { k4: textOf(crafted, 4000), k16: textOf(crafted, 16_000), plain4: textOf(numbered, 4000), plain16: textOf(numbered, 16_000) };
+for (const [name, text] of Object.entries(collide)) check(isDeepStrictEqual(scanText(text), regexpScanText(text)), `scanText == regexpScanText on ${name}`);
+const collided = await medians({ k4: () => scanText(collide.k4), k16: () => scanText(collide.k16), plain4: () => scanText(collide.plain4), plain16: () => scanText(collide.plain16) }, 5, 8);
+console.log(`\nadversarial: references crafted to share one hash in the repeat filter (32 bytes each):`);
+console.log(`  scanText 4k crafted     ${both(collided.k4)}  (${ratio(collided.k4, collided.plain4)} 4k numbered)`);
+console.log(`  scanText 16k crafted    ${both(collided.k16)}  (${ratio(collided.k16, collided.plain16)} 16k numbered)`);
+console.log(`  16k / 4k crafted        ${ratio(collided.k16, collided.k4)} (linear = 4; numbered: ${ratio(collided.plain16, collided.plain4)})`);
 console.log(`\nload average at end: ${load()} (2 cores)`);

@@ -302,8 +302,7 @@ function encodeJoined(texts: readonly string[], separator: string, at: number): 
     chunk += texts[i];
     chunk += separator;
     if (chunk.length >= CHUNK_CHARS || i === texts.length - 1) {
-      // A subarray view costs about as much as encoding a short id: skip it at 0.
-      end += encoder.encodeInto(chunk, end === 0 ? target : target.subarray(end)).written;
+      end += encoder.encodeInto(chunk, target.subarray(end)).written;
       chunk = "";
     }
   }

@@ -236,7 +236,7 @@ function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
     const pairs = scanArena(x, base, written, prefixes, "simd");
     if (pairs === 0) return 0;
     const repeats = align16(out + 8 * pairs);
-    reserve(repeats - base + Math.max(16 * pairs, 64), OP);
+    reserve(repeats - base + Math.max(32 * pairs, 64), OP);
     const r = x.scan_dedup(base, out, pairs, repeats);
     // As many bytes as units means all ASCII: byte offsets are string offsets.
     if (written !== text.length) x.scan_utf16_offsets(base, written, out, 2 * (r >>> 1));
@@ -254,7 +254,8 @@ function scanEncoded(text: string, prefixes: EncodedPrefixes): ScanRef[] {
     }
     return refs;
   }
-  // Some ref holds an 0xEF byte, maybe a U+FFFD standing for one of several lone surrogates: compare strings.
+  // Some ref holds an 0xEF byte, maybe a U+FFFD standing for one of several
+  // lone surrogates, or outran the engine's probes (crafted collisions): compare strings.
   const seen = new Set<string>();
   for (let i = out >> 2, end = i + 2 * kept; i < end; i += 2) {
     const ref = cut(text, w[i], w[i + 1]);

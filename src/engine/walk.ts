@@ -58,7 +58,8 @@ const OUT_BYTES = OUT_RECORDS + RECORD_BYTES * MAX_WALK_NODES;
 /** Task ids are at most 256 code points, so at most 512 UTF-16 units. */
 const MAX_TASK_UNITS = 512;
 
-const decoder = new TextDecoder();
+// ignoreBOM: a U+FEFF at the start of a string value is part of it, not a mark to drop.
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 function u32(view: Uint8Array, at: number): number {
   return (view[at] | (view[at + 1] << 8) | (view[at + 2] << 16) | (view[at + 3] << 24)) >>> 0;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { regexpScanText } from "../../bench/baselines/regexp-scan.js";
+import { collidingRefs } from "../../bench/colliding-refs.js";
 import {
   countByteInEngine,
   scanBytes,
@@ -175,6 +176,16 @@ describe("scanText: behaviour", () => {
     const refs = refsOf(text);
     expect(refs).toEqual(regexpScanText(text).map((r) => r.ref));
     expect(refs).toHaveLength(1200);
+  });
+
+  it("drops repeats among references crafted to share one hash in the engine's filter, which gives up on that cluster", () => {
+    const crafted = collidingRefs(300);
+    // Each repeated once or twice, interleaved with ordinary ones: the filter's
+    // lookups give up past 32 slots and the host compares the rest as strings.
+    const text = [...crafted, "/mnt/user-data/plain.txt", ...crafted.slice(0, 150).reverse(), ...crafted.filter((_, i) => i % 7 === 0)].join(" ");
+    const refs = scanText(text);
+    expect(refs.map((r) => r.ref)).toEqual([...crafted, "/mnt/user-data/plain.txt"]);
+    expect(refs).toEqual(regexpScanText(text));
   });
 
   it("rejects a sandbox prefix with a lone surrogate, or a non-string one", () => {

@@ -661,6 +661,17 @@ describe("walkJsonBytes agrees with walkStructured", () => {
     );
   });
 
+  it("on strings that begin with U+FEFF, which is part of the value, not a byte order mark", () => {
+    for (const v of [{ task_id: "\ufeffjob-1" }, { path: "\ufeff/x", files: ["\ufeff/y"] }, { note: "\ufeff" }]) {
+      // Plain, and with an escape after the mark (the engine's escaped records).
+      for (const text of [JSON.stringify(v), JSON.stringify(v).replace(/"\ufeff/g, '"\ufeff\\u0062')]) {
+        const bytes = encoder.encode(text);
+        expect(walkJsonBytes(bytes)).toEqual(walkStructured(JSON.parse(text)));
+        expect(walkJsonBytesScalar(bytes)).toEqual(walkStructured(JSON.parse(text)));
+      }
+    }
+  });
+
   it("on payloads with oversized strings, where walkStructured used the stand-in", () => {
     for (const v of [{ path: "/" + "a".repeat(5000) }, { note: "é".repeat(3000) }, { note: "x".repeat(4097), job_id: "t1" }]) {
       expect(walkJsonBytes(encoder.encode(JSON.stringify(v)))).toEqual(walkStructured(v));
