@@ -141,23 +141,32 @@ function fieldName(path: readonly PropertyKey[], rename: (key: string) => string
  * every options object of the package, so that a bad one always fails the
  * same way.
  */
-export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, rename: (key: string) => string = (k) => k, unknownTopLevel = "unknown option"): z.output<S> {
+export function parseOptions<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  rename: (key: string) => string = (k) => k,
+  unknownTopLevel: (key: string) => string = () => "unknown option",
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   if (issue.code === "unrecognized_keys") {
-    throw new ToolArtifactsConfigError(fieldName([...issue.path, issue.keys[0]!], rename), issue.path.length === 0 ? unknownTopLevel : "unknown option");
+    const key = issue.keys[0]!;
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : "unknown option");
   }
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
 }
 
-const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTopLevel?: string) =>
+const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTopLevel?: (key: string) => string) =>
   parseOptions(toolArtifactsConfigSchema, input, rename, unknownTopLevel) as ToolArtifactsConfig;
 
 // Read as the options, a whole config file without a section has keys of its
-// own (a typo in the options looks the same): say what to pass instead.
-const UNKNOWN_WITHOUT_SECTION =
-  "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
+// own: say what to pass instead, unless the key looks like a misspelt option
+// (camelCase, as every option is).
+const unknownWithoutSection = (key: string) =>
+  /[A-Z]/.test(key)
+    ? "unknown option"
+    : "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
 
 /**
  * What every entry point takes as config: the camelCase options, a file's
@@ -189,7 +198,7 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   const { tool_artifacts: section, ...options } = input as FileSection;
   // No section, or one that is undefined (`{...options, tool_artifacts: file.tool_artifacts}`
   // for a file without one): the object is read and checked as the options.
-  if (section === undefined) return parseOrThrow(options, (k) => k, UNKNOWN_WITHOUT_SECTION);
+  if (section === undefined) return parseOrThrow(options, (k) => k, unknownWithoutSection);
   if (section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
   // Errors name a field as it was written: snake_case for the section's.

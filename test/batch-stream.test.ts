@@ -123,6 +123,41 @@ describe("scanArchive", () => {
     }
   });
 
+  it("from a source that pauses, writes the chunks a worker has before more input comes", async () => {
+    // Lines of exactly 1024 bytes and chunks of 4096: every chunk is cut at a
+    // line end, so nothing is held here when the input pauses; the last chunk
+    // is with a worker, and must be written all the same.
+    const line = (n: number) => {
+      const base = JSON.stringify({ thread_id: "live", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/live-${n}.txt` }, pad: "" });
+      return base.replace('"pad":""', `"pad":"${" ".repeat(1023 - base.length)}"`) + "\n";
+    };
+    let resume!: () => void;
+    const paused = new Promise<void>((resolve) => (resume = resolve));
+    async function* input() {
+      for (let n = 0; n < 40; n++) yield Buffer.from(line(n));
+      await paused;
+      yield Buffer.from(line(40));
+    }
+    const written: string[] = [];
+    let allForty!: () => void;
+    const forty = new Promise<void>((resolve) => (allForty = resolve));
+    const scan = scanArchive(
+      streamSource(input()),
+      (bytes, done) => {
+        written.push(...rowsOf(Buffer.from(bytes).toString()).map((e) => e.real_ref as string));
+        done();
+        if (written.length >= 40) allForty();
+      },
+      { pool, chunkBytes: 4096, format: "jsonl", onFailure() {} },
+    );
+    await forty;
+    expect(written).toEqual(Array.from({ length: 40 }, (_, n) => `/mnt/user-data/live-${n}.txt`));
+    resume();
+    const summary = await scan;
+    expect(written).toHaveLength(41);
+    expect(summary.workerChunks).toBe(summary.chunks);
+  });
+
   it("skips an over-long line without buffering it whole, and numbers the lines after it correctly", async () => {
     const long = JSON.stringify({ thread_id: "t", message: { tool_call_id: "long", content: "/mnt/user-data/" + "x".repeat(50_000) } });
     const lines = [text.split("\n").slice(0, 10).join("\n"), long, long, text.split("\n").slice(10, 20).join("\n")].join("\n");

@@ -261,6 +261,10 @@ describe("scanBatch", () => {
       { type: "tool", tool_call_id: "c3", content: [new FileBlock()] },
       { type: "tool", tool_call_id: "c4", content: [{ type: "file", url: "https://example.com/b.pdf", toJSON: () => ({ type: "text", text: "nothing" }) }] },
       { type: "tool", tool_call_id: "c5", content: [{ type: "image", source: Object.assign(Object.create({ get url() { return "https://example.com/c.png"; } }), {}) }] },
+      // One level further in: an embedded resource, a block's metadata, an artifact item's source.
+      { type: "tool", tool_call_id: "c6", content: "x", artifact: [{ type: "resource", resource: Object.create({ uri: "https://example.com/embedded.pdf", mimeType: "application/pdf" }) }] },
+      { type: "tool", tool_call_id: "c7", content: [{ type: "file", source_type: "base64", data: "AAAA", metadata: Object.create({ uri: "https://example.com/meta.pdf" }) }] },
+      { type: "tool", tool_call_id: "c8", content: "x", artifact: [{ type: "image", source: Object.create({ url: "https://example.com/d.png" }) }] },
     ];
     const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
     const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
@@ -272,6 +276,9 @@ describe("scanBatch", () => {
       ["https://example.com/private.pdf"],
       ["https://example.com/b.pdf"],
       ["https://example.com/c.png"],
+      ["https://example.com/embedded.pdf"],
+      ["https://example.com/meta.pdf"],
+      ["https://example.com/d.png"],
     ]);
   });
 

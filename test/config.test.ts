@@ -155,7 +155,8 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
       "Invalid tool-artifacts config: models: unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })",
     );
     expect(parseToolArtifactsConfig({ tool_artifacts: (file.tool_artifacts as never) ?? {} })).toEqual(DEFAULTS);
-    // An unknown key inside a value is no file's section: the plain message.
+    // A misspelt option (camelCase) or an unknown key inside a value is no file's section: the plain message.
+    expect(() => parseToolArtifactsConfig({ maxEntrys: 50 } as never)).toThrow(/maxEntrys: unknown option$/);
     expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", colour: "red" }] } as never)).toThrow(/piiRules\[0\]\.colour: unknown option$/);
   });
 

@@ -154,9 +154,7 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
 
 /**
  * Whether JSON.stringify writes the same fields a property read sees: a plain
- * object or array, without toJSON. Extraction reads the artifact, its items,
- * the content blocks and their `source` / `image_url` by property access (a
- * class's getters, say); below those it serializes as JSON.stringify does.
+ * object or array, without toJSON.
  */
 function plain(value: unknown): boolean {
   if (value === null || typeof value !== "object") return true;
@@ -164,10 +162,20 @@ function plain(value: unknown): boolean {
   return (proto === Object.prototype || proto === null || (proto === Array.prototype && Array.isArray(value))) && !("toJSON" in value);
 }
 
+/**
+ * `value` and the values directly in it are plain. Extraction reads an
+ * artifact, its items and the content blocks, and the objects directly in
+ * them (`source`, `image_url`, `metadata`, `resource`), by property access (a
+ * class's getters, say); below those it serializes as JSON.stringify does.
+ */
+function plainTwoDeep(value: unknown): boolean {
+  if (!plain(value)) return false;
+  return value === null || typeof value !== "object" || Object.values(value).every(plain);
+}
+
 function readsAsWritten(artifact: unknown, content: unknown): boolean {
-  if (!plain(artifact) || (Array.isArray(artifact) && !artifact.every(plain))) return false;
-  if (!Array.isArray(content)) return true;
-  return content.every((block: unknown) => plain(block) && (!isObject(block) || (plain(block.source) && plain(block.image_url))));
+  if (!plainTwoDeep(artifact) || (Array.isArray(artifact) && !artifact.every(plainTwoDeep))) return false;
+  return !Array.isArray(content) || content.every(plainTwoDeep);
 }
 
 /**

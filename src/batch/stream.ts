@@ -121,6 +121,8 @@ export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
   };
 }
 
+const settled = () => {};
+
 /** Whether `promise` settles within `ms` milliseconds. */
 async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -373,6 +375,9 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   let ahead: Promise<number> | undefined;
 
   for (;;) {
+    // A source that may pause: once it has, scan and write what is held. The
+    // complete lines not yet submitted go before the next read (a read then
+    // would write into their buffer)...
     if (ahead === undefined && lastNewline > 0 && source.ready !== undefined) {
       const waiting = source.ready();
       if (waiting !== undefined && !(await settlesWithin(waiting, IDLE_FLUSH_MS))) {
@@ -384,7 +389,12 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
         while (inFlight.length > 0) await flushOne();
       }
     }
-    const n = await (ahead ?? readMore());
+    const reading = ahead ?? readMore();
+    // ...and chunks still with a worker are written while the read waits.
+    if (inFlight.length > 0 && source.ready !== undefined && !(await settlesWithin(reading.then(settled, settled), IDLE_FLUSH_MS))) {
+      while (inFlight.length > 0) await flushOne();
+    }
+    const n = await reading;
     ahead = undefined;
     if (n === 0) break;
     summary.bytesRead += n;

@@ -17,8 +17,8 @@ export const MIN_CORES_FOR_SHARED_POOL = 3;
  * A worker must start and warm up, which on small inputs it does not earn
  * back from a calling thread that scans the archive by itself, on the same
  * two cores. bench/cli.bench.ts compares the two on archives of 85, 127 and
- * 255 MB and 1 GB (the README quotes its runs): at or below 1× up to 127 MB,
- * above it from 255 MB, so two threads are the default only from 256 MiB.
+ * 255 MB and 1 GB (the README quotes its runs): mostly below 1× up to 127 MB,
+ * mostly above it from 255 MB, so two threads are the default only from 256 MiB.
  */
 export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
 

@@ -72,9 +72,10 @@ const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(K
 // go first, except when a thread comes back whose view was dropped not long
 // ago: more threads are being served in turn than fit, and there dropping the
 // least recent drops the next one served, so every round would start over.
-// Then the most recently served go instead, beyond the 8 newest, which keeps
-// a settled set of views serving rounds (as dropping the view needed furthest
-// ahead would) while a thread just served stays.
+// Then the views not served since they were made go first, most recent first
+// beyond the 8 newest (as dropping the view needed furthest ahead would, which
+// keeps a settled set of views serving rounds), and only then the least
+// recently served: threads served again and again (a hot set) keep theirs.
 const KEPT_THREAD_VIEWS = 16;
 const MAX_THREAD_VIEWS = 1024;
 const MAX_VIEW_ITEMS = 1 << 17;
@@ -122,6 +123,8 @@ interface ThreadView {
   items: number;
   /** Made this round for a thread whose view was dropped not long ago (ThreadViews' policy). */
   returned: boolean;
+  /** Served again since it was made (ThreadViews' policy). */
+  again: boolean;
 }
 
 /** The thread views of one capture middleware, within both bounds (policy above). */
@@ -144,10 +147,13 @@ class ThreadViews {
       this.#items -= view.items;
     }
     if (view === undefined) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId) };
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId), again: false };
     } else if (!isPrefixOf(view, ledger)) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false };
-    } else view.returned = false;
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false, again: true };
+    } else {
+      view.returned = false;
+      view.again = true;
+    }
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
@@ -162,11 +168,13 @@ class ThreadViews {
     this.#items += items - view.items;
     view.items = items;
     if (!this.#over()) return;
-    // `view` is the newest: the most recent first beyond the newest few, or the least recent first.
-    const order = view.returned ? [...this.#byThread.keys()].slice(0, -NEWEST_THREAD_VIEWS).reverse() : this.#byThread.keys();
-    for (const id of order) {
+    if (view.returned) {
+      // `view` is the newest; beyond the newest few, those not served again, the most recent first.
+      const older = [...this.#byThread].slice(0, -NEWEST_THREAD_VIEWS);
+      for (let i = older.length - 1; i >= 0 && this.#over(); i--) if (!older[i]![1].again) this.#drop(...older[i]!);
+    }
+    for (const [id, other] of this.#byThread) {
       if (!this.#over()) break;
-      const other = this.#byThread.get(id)!;
       if (other !== view) this.#drop(id, other);
     }
   }

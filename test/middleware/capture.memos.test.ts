@@ -145,7 +145,33 @@ describe("capture's memo of occurrence keys", () => {
     }
     // Least recently served first out would start all 20 over in every lap
     // after the first; a settled set of views keeps most of them warm.
-    expect(startedOver[0]).toBe(0);
     expect(startedOver.slice(1).every((count) => count <= threads / 2)).toBe(true);
+  });
+
+  it("keeps a hot set of threads warm while threads it dropped come back between them", () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    // Twelve hot threads served in turn, and after each lap one of forty cold
+    // ones, whose views come and go: each returning one must not cost the hot
+    // threads theirs (20,000 ledger items each: past the bound beyond 6 views).
+    const ledger = Array.from({ length: 20_000 }, (_, i) => `result:${i}`);
+    const histories = new Map<string, number>();
+    const startedOver = (thread: string) => {
+      const turns = (histories.get(thread) ?? 0) + 1;
+      histories.set(thread, turns);
+      hashed.length = 0;
+      hook(
+        { messages: Array.from({ length: turns }, (_, n) => turn(n)).flat(), tool_artifacts: [], tool_artifact_processed: ledger },
+        { configurable: { thread_id: thread } },
+      );
+      return hashed.length > 2;
+    };
+    let cold = 0;
+    let hotStarts = 0;
+    for (let lap = 0; lap < 60; lap++) {
+      for (let t = 0; t < 12; t++) if (startedOver(`hot-${t}`) && lap > 0) hotStarts++;
+      startedOver(`cold-${cold++ % 40}`);
+    }
+    // Sixty cold visits: twenty of the forty came back after their views were dropped.
+    expect(hotStarts).toBe(0);
   });
 });
