@@ -59,16 +59,20 @@ function prefixes(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+// Invisible in a terminal, so a reason quoting them would show less than it holds.
+const INVISIBLE = /[\u200b-\u200f\u2060-\u2064\ufeff]/g;
+function escapeChar(c: string): string {
+  const code = c.charCodeAt(0);
+  return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+}
+
 /**
  * Untrusted text (a bad line's reason quotes the line) made safe for a
- * terminal: control characters shown as escapes, so none can move the
+ * terminal: control characters (and invisible ones) shown as escapes, so none can move the
  * cursor, retitle the window or hide the line number before it.
  */
 const printable = (text: string) =>
-  text.replace(CONTROL_CHARS, (c) => {
-    const code = c.charCodeAt(0);
-    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
-  });
+  text.replace(CONTROL_CHARS, escapeChar).replace(INVISIBLE, escapeChar);
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rate = (bytes: number, ms: number) => (ms > 0 ? (bytes / 1e6 / (ms / 1000)).toFixed(1) : "-");
