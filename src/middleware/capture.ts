@@ -70,16 +70,17 @@ const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(K
 // for a hundred threads of a thousand messages served in turn), and 16 are
 // kept however long their threads. Past the bounds the least recently served
 // go first, except when a thread comes back whose view was dropped not long
-// ago: more threads are being served in turn than fit, and there dropping the
-// least recent drops the next one served, so every round would start over.
-// Then the views not served since they were made go first, most recent first
-// beyond the 8 newest (as dropping the view needed furthest ahead would, which
-// keeps a settled set of views serving rounds), and only then the least
-// recently served: threads served again and again (a hot set) keep theirs.
+// ago while even the least recently served view was served lately (within
+// four rounds per view kept): more threads are being served in turn than fit,
+// and there dropping the least recent drops the next one served, so every
+// round would start over. Then the returning thread's own view goes, after
+// its round, and the views kept go on serving their threads warm (in a cycle
+// of up to four times as many threads as views kept); a view left idle longer
+// goes first as usual, so threads that stopped never hold their place.
 const KEPT_THREAD_VIEWS = 16;
 const MAX_THREAD_VIEWS = 1024;
 const MAX_VIEW_ITEMS = 1 << 17;
-const NEWEST_THREAD_VIEWS = 8;
+const SETTLED_ROUNDS_PER_VIEW = 4;
 
 /** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
@@ -123,8 +124,8 @@ interface ThreadView {
   items: number;
   /** Made this round for a thread whose view was dropped not long ago (ThreadViews' policy). */
   returned: boolean;
-  /** Served again since it was made (ThreadViews' policy). */
-  again: boolean;
+  /** The ThreadViews round in which it was last served. */
+  served: number;
 }
 
 /** The thread views of one capture middleware, within both bounds (policy above). */
@@ -134,6 +135,8 @@ class ThreadViews {
   #items = 0;
   /** The threads whose views were dropped last, oldest first, up to MAX_THREAD_VIEWS. */
   readonly #dropped = new Set<string>();
+  /** Rounds served, all threads together. */
+  #rounds = 0;
 
   /**
    * The thread's view, brought up to `ledger`. The ledger only grows (its
@@ -146,13 +149,14 @@ class ThreadViews {
       this.#byThread.delete(threadId);
       this.#items -= view.items;
     }
+    const served = ++this.#rounds;
     if (view === undefined) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId), again: false };
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId), served };
     } else if (!isPrefixOf(view, ledger)) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false, again: true };
+      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false, served };
     } else {
       view.returned = false;
-      view.again = true;
+      view.served = served;
     }
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
@@ -163,15 +167,15 @@ class ThreadViews {
   }
 
   /** Count what `view` remembers now (after its round added memos), then drop views past the bounds. */
-  settle(view: ThreadView): void {
+  settle(threadId: string, view: ThreadView): void {
     const items = view.memos.size + view.length;
     this.#items += items - view.items;
     view.items = items;
     if (!this.#over()) return;
-    if (view.returned) {
-      // `view` is the newest; beyond the newest few, those not served again, the most recent first.
-      const older = [...this.#byThread].slice(0, -NEWEST_THREAD_VIEWS);
-      for (let i = older.length - 1; i >= 0 && this.#over(); i--) if (!older[i]![1].again) this.#drop(...older[i]!);
+    const oldest = this.#byThread.values().next().value!;
+    if (view.returned && this.#rounds - oldest.served <= SETTLED_ROUNDS_PER_VIEW * this.#byThread.size) {
+      this.#drop(threadId, view);
+      return;
     }
     for (const [id, other] of this.#byThread) {
       if (!this.#over()) break;
@@ -421,7 +425,7 @@ function captureRound(
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
   const view = views.visit(threadId, ledgerItems);
   const { results, calls } = unprocessed(messages, threadId, view);
-  views.settle(view);
+  views.settle(threadId, view);
 
   const captured: ArtifactEntry[] = [];
   const capturedKeys: string[] = [];
