@@ -162,7 +162,7 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTo
 
 // Read as the options, a whole config file without a section has keys of its
 // own: say what to pass instead, unless the key looks like a misspelt option
-// (camelCase, as every option is).
+// (camelCase, as every option of more than one word is).
 const unknownWithoutSection = (key: string) =>
   /[A-Z]/.test(key)
     ? "unknown option"

@@ -153,7 +153,8 @@ describe("capture's memo of occurrence keys", () => {
     const hook = captureMiddleware({}).beforeModel as unknown as Hook;
     // Twelve hot threads served in turn, and after each lap one of forty cold
     // ones, whose views come and go: each returning one must not cost the hot
-    // threads theirs (20,000 ledger items each: past the bound beyond 6 views).
+    // threads theirs (20,000 ledger items each: past the item bound, so no
+    // more than the 16 views kept however long).
     const ledger = Array.from({ length: 20_000 }, (_, i) => `result:${i}`);
     const histories = new Map<string, number>();
     const startedOver = (thread: string) => {
