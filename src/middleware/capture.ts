@@ -64,23 +64,19 @@ const retryRecord = (callKey: string): string => `retry:${callKey}`;
 /** The record as earlier builds of this package wrote it (`retry:` and the key's hash alone): still read. */
 const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(KEY_KIND_PREFIX.call.length)}`;
 
-// One view per thread an agent serves concurrently; a thread whose view went
-// starts over (rehashing its history once). Views are kept up to 1024 in all
-// while they remember at most 2^17 items in all (memos and ledger items: room
-// for a hundred threads of a thousand messages served in turn), and 16 are
-// kept however long their threads. Past the bounds the least recently served
-// go first, except when a thread comes back whose view was dropped not long
-// ago while even the least recently served view was served lately (within
-// four rounds per view kept): more threads are being served in turn than fit,
-// and there dropping the least recent drops the next one served, so every
-// round would start over. Then the returning thread's own view goes, after
-// its round, and the views kept go on serving their threads warm (in a cycle
-// of up to four times as many threads as views kept); a view left idle longer
-// goes first as usual, so threads that stopped never hold their place.
+// One view per thread an agent serves concurrently, least recently used
+// first out; a thread whose view went starts over (rehashing its history
+// once). The 16 most recent are always kept, however long their threads;
+// beyond them, views are kept up to 1024 in all while they remember at most
+// 2^17 items in all (memos and ledger items: room for a hundred threads of a
+// thousand messages served in turn). More than 16 long threads served
+// strictly in turn evict each other every round; other policies tried
+// (dropping the most recent, or not keeping a returning thread's view) did
+// better there but worse for the usual agent load, turns of several model
+// calls with think time between them (see the README).
 const KEPT_THREAD_VIEWS = 16;
 const MAX_THREAD_VIEWS = 1024;
 const MAX_VIEW_ITEMS = 1 << 17;
-const SETTLED_ROUNDS_PER_VIEW = 4;
 
 /** The occurrence keys of one message and the fields they were hashed from. */
 interface KeyMemo {
@@ -122,21 +118,13 @@ interface ThreadView {
   memos: Map<string, KeyMemo>;
   /** Memos and ledger items as last counted (ThreadViews' bound). */
   items: number;
-  /** Made this round for a thread whose view was dropped not long ago (ThreadViews' policy). */
-  returned: boolean;
-  /** The ThreadViews round in which it was last served. */
-  served: number;
 }
 
-/** The thread views of one capture middleware, within both bounds (policy above). */
+/** The thread views of one capture middleware: least recently used first out, within both bounds. */
 class ThreadViews {
   readonly #byThread = new Map<string, ThreadView>();
   /** The views' `items`, summed. */
   #items = 0;
-  /** The threads whose views were dropped last, oldest first, up to MAX_THREAD_VIEWS. */
-  readonly #dropped = new Set<string>();
-  /** Rounds served, all threads together. */
-  #rounds = 0;
 
   /**
    * The thread's view, brought up to `ledger`. The ledger only grows (its
@@ -149,15 +137,8 @@ class ThreadViews {
       this.#byThread.delete(threadId);
       this.#items -= view.items;
     }
-    const served = ++this.#rounds;
-    if (view === undefined) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0, returned: this.#dropped.delete(threadId), served };
-    } else if (!isPrefixOf(view, ledger)) {
-      view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0, returned: false, served };
-    } else {
-      view.returned = false;
-      view.served = served;
-    }
+    if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0 };
+    else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0 };
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
@@ -167,32 +148,17 @@ class ThreadViews {
   }
 
   /** Count what `view` remembers now (after its round added memos), then drop views past the bounds. */
-  settle(threadId: string, view: ThreadView): void {
+  settle(view: ThreadView): void {
     const items = view.memos.size + view.length;
     this.#items += items - view.items;
     view.items = items;
-    if (!this.#over()) return;
-    const oldest = this.#byThread.values().next().value!;
-    if (view.returned && this.#rounds - oldest.served <= SETTLED_ROUNDS_PER_VIEW * this.#byThread.size) {
-      this.#drop(threadId, view);
-      return;
-    }
     for (const [id, other] of this.#byThread) {
-      if (!this.#over()) break;
-      if (other !== view) this.#drop(id, other);
+      const size = this.#byThread.size;
+      if (size <= KEPT_THREAD_VIEWS || (size <= MAX_THREAD_VIEWS && this.#items <= MAX_VIEW_ITEMS)) break;
+      if (other === view) continue;
+      this.#byThread.delete(id);
+      this.#items -= other.items;
     }
-  }
-
-  #over(): boolean {
-    const size = this.#byThread.size;
-    return size > KEPT_THREAD_VIEWS && (size > MAX_THREAD_VIEWS || this.#items > MAX_VIEW_ITEMS);
-  }
-
-  #drop(threadId: string, view: ThreadView): void {
-    this.#byThread.delete(threadId);
-    this.#items -= view.items;
-    this.#dropped.add(threadId);
-    if (this.#dropped.size > MAX_THREAD_VIEWS) this.#dropped.delete(this.#dropped.values().next().value!);
   }
 }
 
@@ -425,7 +391,7 @@ function captureRound(
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
   const view = views.visit(threadId, ledgerItems);
   const { results, calls } = unprocessed(messages, threadId, view);
-  views.settle(threadId, view);
+  views.settle(view);
 
   const captured: ArtifactEntry[] = [];
   const capturedKeys: string[] = [];
