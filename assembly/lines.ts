@@ -32,7 +32,7 @@
 // gates, the free-text scanner, the bounded walk and the handle hash are the
 // engine's own kernels, called here directly.
 import { arenaBase, copyOver, decimalLength, putDecimal, reserve } from "./memory";
-import { scan_max_pairs, scan_text } from "./scan";
+import { HASH_MUL, MAX_PROBES, scan_max_pairs, scan_text } from "./scan";
 import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
 import {
   ALSE_LE, BACKSLASH, COLON, COMMA, CR, DQUOTE, FLAG_KNOWN, FLAG_NON_EMPTY, GATE_FILE, GATE_TASK, HASH, LBRACE, LBRACKET, LF, LOW_F, LOW_N, LOW_T,
@@ -558,11 +558,8 @@ function startLine(work: usize, len: usize): bool {
 }
 
 // ---- Entries -----------------------------------------------------------------
-const HASH_MUL: u64 = 0x9e3779b97f4a7c15;
-// Probes before a lookup gives up and leaves the line to the host: at a
-// quarter load a fair hash needs a few; only crafted references cluster
-// further, and the host's Set handles those without the quadratic cost.
-const MAX_PROBES: u32 = 32;
+// Hashed as scan.ts's repeat filter hashes; a lookup past MAX_PROBES leaves
+// the line to the host (its Set has no quadratic case).
 
 /** A hash of n bytes at p, every input bit mixed into the low bits the table uses. */
 function hashBytes(p: usize, n: usize): u32 {

@@ -816,7 +816,8 @@ export function scan_utf16_to_utf8(src: usize, units: usize, dst: usize): usize 
 
 // ---- Repeats ----------------------------------------------------------------
 
-const HASH_MUL: u64 = 0x9e3779b97f4a7c15; // 2^64 / golden ratio: spreads the bits of each word
+/** 2^64 / golden ratio: spreads the bits of each word (this filter's hash and lines.ts's). */
+export const HASH_MUL: u64 = 0x9e3779b97f4a7c15;
 const ONES: u64 = 0x0101010101010101;
 const HIGHS: u64 = 0x8080808080808080;
 const EF_BYTES: u64 = 0xefefefefefefefef;
@@ -827,13 +828,15 @@ const EF_BYTES: u64 = 0xefefefefefefefef;
   return (x - ONES) & ~x & HIGHS;
 }
 
-// Probes before a lookup gives up: at a quarter load a fair hash needs a few
-// (at half load, lines.ts met runs past 32 by chance once a line had tens of
-// thousands of references), and the hash is unkeyed, so references crafted
-// to collide would otherwise make every lookup walk one growing cluster
-// (quadratic time, DESIGN §3). A lookup that gives up costs only the host's
-// string compare.
-const MAX_DEDUP_PROBES: u32 = 32;
+/**
+ * Probes before a lookup of this filter or of lines.ts's entry table gives
+ * up: at a quarter load a fair hash needs a few (at half load, runs past 32
+ * turned up by chance once a line had tens of thousands of references), and
+ * the hash is unkeyed, so references crafted to collide would otherwise make
+ * every lookup walk one growing cluster (quadratic time, DESIGN §3). A lookup
+ * that gives up leaves the comparing to the host, which does it by string.
+ */
+export const MAX_PROBES: u32 = 32;
 
 /**
  * Drop repeated references, keeping each one's first pair, in order: the
@@ -842,7 +845,7 @@ const MAX_DEDUP_PROBES: u32 = 32;
  * where TextEncoder wrote U+FFFD for a lone surrogate (EF BF BD): a pair
  * holding any 0xEF byte is always kept and sets `ambiguous`, and the host
  * then compares strings itself (rare: U+F000..U+FFFF or lone surrogates).
- * So does a pair whose lookup ran MAX_DEDUP_PROBES slots (crafted collisions,
+ * So does a pair whose lookup ran MAX_PROBES slots (crafted collisions,
  * or a rare long run): kept without a slot, a repeat of it may be kept too.
  * Preconditions: pairs from scan_text over these bytes (non-empty, <= len,
  * 8 bytes after text + len readable); max(32 * count, 64) bytes of scratch
@@ -882,7 +885,7 @@ export function scan_dedup(text: usize, pairs: usize, count: u32, table: usize):
     } else {
       let slot = <u32>(h >>> (64 - bits)); // the top bits: the best mixed
       for (let probes: u32 = 0; ; probes++) {
-        if (probes == MAX_DEDUP_PROBES) {
+        if (probes == MAX_PROBES) {
           ambiguous = 1;
           break;
         }

@@ -81,6 +81,9 @@ export interface ArchiveSource {
   ready?(): Promise<void> | undefined;
 }
 
+/** A no-op settle handler: waiting on a promise without handling its value or error. */
+const settled = () => {};
+
 /** A source over a stream's chunks (stdin): each chunk is copied out as `read` asks. */
 export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
   const chunks = stream[Symbol.asyncIterator]();
@@ -113,15 +116,10 @@ export function streamSource(stream: AsyncIterable<Uint8Array>): ArchiveSource {
     ready() {
       if (left !== undefined && left.byteLength > 0) return undefined;
       const chunk = fetch();
-      return arrived ? undefined : chunk.then(
-        () => {},
-        () => {},
-      );
+      return arrived ? undefined : chunk.then(settled, settled);
     },
   };
 }
-
-const settled = () => {};
 
 /** Whether `promise` settles within `ms` milliseconds. */
 async function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {

@@ -68,8 +68,8 @@ const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(K
 // first out; a thread whose view went starts over (rehashing its history
 // once). The 16 most recent are always kept, however long their threads;
 // beyond them, views are kept up to 1024 in all while they remember at most
-// 2^17 items in all (memos and ledger items: room for a hundred threads of a
-// thousand messages served in turn). More than 16 long threads served
+// 2^17 items in all (memos and ledger items: room for some sixty threads of a
+// thousand messages, a memo and about one ledger item per message). More than 16 long threads served
 // strictly in turn evict each other every round; other policies tried
 // (dropping the most recent, or not keeping a returning thread's view) did
 // better there but worse for the usual agent load, turns of several model
@@ -199,16 +199,6 @@ function messageIdOf(message: MessageLike): string | null {
   return typeof message.id === "string" && message.id !== "" ? message.id : null;
 }
 
-/** Per-tool_call_id counts of the ToolMessages before position `end`. */
-function countToolCallIds(messages: readonly MessageLike[], end: number): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (let j = 0; j < end; j++) {
-    const m = messages[j];
-    if (m?.type === "tool") nextCount(counts, String(m.tool_call_id ?? ""));
-  }
-  return counts;
-}
-
 function callIdOf(call: ToolCallLike | undefined): string {
   const id = call?.id;
   return typeof id === "string" ? id : id === null || id === undefined ? "" : String(id);
@@ -231,15 +221,21 @@ function nextCount(counts: Map<string, number>, id: string): number {
   return n;
 }
 
-/** Per-call-id counts of the counted calls of the AI messages before position `end`. */
-function countCallIds(messages: readonly MessageLike[], end: number): Map<string, number> {
+/**
+ * Per-id counts over the messages before position `end`: of the ToolMessages
+ * by tool_call_id, or of the AI messages' counted calls by call id.
+ */
+function countIds(messages: readonly MessageLike[], end: number, type: "tool" | "ai"): Map<string, number> {
   const counts = new Map<string, number>();
   for (let j = 0; j < end; j++) {
     const m = messages[j];
-    if (m?.type !== "ai" || !Array.isArray(m.tool_calls)) continue;
-    for (const call of m.tool_calls) {
-      const id = countedCallId(call);
-      if (id !== "") nextCount(counts, id);
+    if (m?.type !== type) continue;
+    if (type === "tool") nextCount(counts, String(m.tool_call_id ?? ""));
+    else if (Array.isArray(m.tool_calls)) {
+      for (const call of m.tool_calls) {
+        const id = countedCallId(call);
+        if (id !== "") nextCount(counts, id);
+      }
     }
   }
   return counts;
@@ -309,14 +305,14 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
       if (type === "tool" && messageId === null) {
         // Only an id-less result is named by its occurrence index, so the
         // count (over everything before it) starts at the first one.
-        perCallId ??= countToolCallIds(messages, j);
+        perCallId ??= countIds(messages, j, "tool");
         index = perCallId.get(toolCallId) ?? 0;
       }
       const ids = toolCalls === undefined ? [toolCallId] : toolCalls.map(countedCallId);
       memo = { type, index, toolCallIds: ids, keys: [], recordedIn: null };
       // A call's index is its position, or in an id-less message its call
       // id's occurrence index over the counted calls before it (DESIGN §5).
-      if (type === "ai" && messageId === null) perCall ??= countCallIds(messages, j);
+      if (type === "ai" && messageId === null) perCall ??= countIds(messages, j, "ai");
       for (let p = 0; p < ids.length; p++) {
         if (type === "tool") seeds.push({ kind: "result", threadId, messageId, toolCallId: ids[p], index });
         else if (ids[p] !== "") seeds.push({ kind: "call", threadId, messageId, toolCallId: ids[p], index: messageId === null ? nextCount(perCall!, ids[p]) : p });
