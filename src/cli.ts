@@ -138,9 +138,12 @@ function readErrors(source: ArchiveSource): ArchiveSource {
 
 async function openInput(file: string): Promise<Input> {
   if (file === "-") {
+    const stat = fstatSync(0);
     // Node reads a directory on stdin as empty input: say what it is instead.
-    if (fstatSync(0).isDirectory()) throw new InputError("EISDIR: stdin is a directory");
-    return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), close: async () => {} };
+    if (stat.isDirectory()) throw new InputError("EISDIR: stdin is a directory");
+    // A file redirected to stdin (`scan - < file`) has a size, as the file named would: the progress bar and the default threads use it.
+    const size = stat.isFile() ? stat.size : undefined;
+    return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), size, close: async () => {} };
   }
   let handle;
   try {
@@ -157,13 +160,36 @@ async function openInput(file: string): Promise<Input> {
   }
 }
 
-function printStats(s: ArchiveSummary, threads: number): void {
+function printStats(s: ArchiveSummary, threads: number, stoppedEarly = false): void {
   // A short archive starts no worker: say how much the workers took.
   const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers` : "";
   process.stderr.write(
-    `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
+    (stoppedEarly ? "stopped early: the output was closed; counts up to there\n" : "") +
+      `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
       `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"}${shared})\n`,
   );
+}
+
+const EMPTY_SUMMARY: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0, chunks: 0, workerChunks: 0 };
+
+/**
+ * Until the scan returns, a signal that ends the process (Ctrl-C, `timeout`)
+ * first takes the progress line away, so the shell prompt does not land
+ * after a half-drawn bar; then the signal is raised again with no handler,
+ * so the process ends by it as it would have.
+ */
+function clearOnSignal(progress: { clear(): void }): () => void {
+  const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+  const handler = (signal: NodeJS.Signals) => {
+    stop();
+    progress.clear();
+    process.kill(process.pid, signal);
+  };
+  const stop = () => {
+    for (const signal of signals) process.off(signal, handler);
+  };
+  for (const signal of signals) process.once(signal, handler);
+  return stop;
 }
 
 async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
@@ -183,6 +209,9 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   const write = stdoutWriter();
   // Counted here too: a scan that ends early (`| head`) returns no summary.
   let failed = 0;
+  // The counts so far, for --stats when the scan ends early.
+  let latest: ArchiveSummary = EMPTY_SUMMARY;
+  const stopClearing = progress && clearOnSignal(progress);
   try {
     if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
     const summary = await scanArchive(source.source, write, {
@@ -198,7 +227,10 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
         progress?.clear();
         process.stderr.write(`${source.name}:${f.line}: ${printable(f.reason)}\n`);
       },
-      onProgress: progress?.update,
+      onProgress: (p) => {
+        latest = { ...p };
+        progress?.update(p);
+      },
       onPoolUnavailable: (err) => {
         progress?.clear();
         process.stderr.write(`tool-artifacts: ${err.message}; scanning on this thread alone\n`);
@@ -209,7 +241,10 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     return summary.failed > 0 ? EXIT_FAILED_LINES : 0;
   } catch (err) {
     progress?.clear();
-    if ((err as NodeJS.ErrnoException).code === "EPIPE") return failed > 0 ? EXIT_FAILED_LINES : 0;
+    if ((err as NodeJS.ErrnoException).code === "EPIPE") {
+      if (flags.stats) printStats(latest, threads, true);
+      return failed > 0 ? EXIT_FAILED_LINES : 0;
+    }
     if (err instanceof InputError) {
       process.stderr.write(`tool-artifacts: cannot read ${file}: ${err.message}\n`);
       return EXIT_UNREADABLE;
@@ -220,6 +255,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     }
     throw err;
   } finally {
+    stopClearing?.();
     await Promise.all([pool?.close(), source.close()]);
   }
 }

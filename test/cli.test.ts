@@ -197,12 +197,19 @@ describe("tool-artifacts scan", () => {
     expect([archiveThreads(1, 1), archiveThreads(1, 3), archiveThreads(undefined, 8), archiveThreads(0, 4)]).toEqual([1, 3, 8, 4]);
   });
 
-  it("defaults --threads to 1 for a small file below 3 cores, else to the core count; stdin takes the core count", () => {
+  it("defaults --threads to 1 for a small file below 3 cores, else to the core count; piped stdin takes the core count", () => {
     const cores = availableParallelism();
     const small = cores < 3 ? 1 : cores;
     const threads = (n: number) => new RegExp(`\\(${n} threads?(, \\d+ of \\d+ chunks on workers)?\\)\\n$`);
     expect(cli(["scan", EXAMPLE, "--stats"]).stderr).toMatch(threads(small));
     expect(cli(["scan", "-", "--stats"], { input: readFileSync(EXAMPLE, "utf8") }).stderr).toMatch(threads(cores));
+    // A file redirected to stdin has its size, as the file named does.
+    const fd = openSync(EXAMPLE, "r");
+    try {
+      expect(cli(["scan", "-", "--stats"], { stdio: [fd, "pipe", "pipe"] }).stderr).toMatch(threads(small));
+    } finally {
+      closeSync(fd);
+    }
     // The sample is one chunk: too short to start a worker, and --stats says so.
     if (THREADS.includes("2")) expect(cli(["scan", EXAMPLE, "--stats", "--threads", "2"]).stderr).toMatch(/\(2 threads, 0 of 1 chunks on workers\)\n$/);
   });
@@ -325,14 +332,23 @@ describe("tool-artifacts scan", () => {
     const bad = join(dir, "long-bad.jsonl");
     writeFileSync(good, lines.repeat(1500));
     writeFileSync(bad, "{oops\n" + lines.repeat(1500));
-    const run = (path: string) => {
-      const command = `"${process.execPath}" --import tsx src/cli.ts scan "${path}" | head -c 100 > /dev/null; echo "\${PIPESTATUS[0]}"`;
+    const run = (path: string, flags = "") => {
+      const command = `"${process.execPath}" --import tsx src/cli.ts scan "${path}" ${flags} | head -c 100 > /dev/null; echo "\${PIPESTATUS[0]}"`;
       return spawnSync("bash", ["-c", command], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
     };
     expect(run(good).stdout.trim()).toBe("0");
     const failed = run(bad);
     expect(failed.stdout.trim()).toBe("1");
     expect(failed.stderr).toMatch(/long-bad\.jsonl:1: invalid JSON/);
+    // --stats still reports, and says the counts stop where the output did.
+    const stats = run(good, "--stats");
+    expect(stats.stdout.trim()).toBe("0");
+    const counted = /^stopped early: the output was closed; counts up to there\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
+    expect(counted, stats.stderr).not.toBeNull();
+    const [scanned, entries] = [Number(counted![1]), Number(counted![2])];
+    expect(scanned).toBeLessThan(15_000);
+    // Whole copies of the sample, as chunks end at line ends: 11 entries per 10 lines.
+    expect(entries * 10).toBe(scanned * 11);
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
@@ -348,5 +364,24 @@ describe("tool-artifacts scan", () => {
     expect(both.status).toBe(0);
     expect(both.stdout).not.toMatch(/MB read/);
     expect(both.stdout.match(/"thread_id"/g)).toHaveLength(EXAMPLE_ENTRIES.length);
+    // A file redirected to stdin has a size, so the bar shows how far it is.
+    const redirected = spawnSync("script", ["-qec", command.replace("examples/archive.jsonl", "- < examples/archive.jsonl"), "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(redirected.status).toBe(0);
+    expect(redirected.stdout).toMatch(/\[#{20}\] 100% [\d.]+ MB read/);
+  });
+
+  it.skipIf(!hasScript)("takes its progress line away when a signal ends it, and ends by that signal", () => {
+    // A live log: its lines are scanned (and the progress drawn) once input
+    // pauses, and the scan waits for more until the signal comes.
+    const command =
+      `${process.execPath} --import tsx src/cli.ts scan - < <(cat examples/archive.jsonl; sleep 20) > /dev/null & pid=$!; ` +
+      // Until the progress has been drawn: the CLI's start, then a pause of 0.1 s.
+      `sleep 4; kill -TERM $pid; wait $pid; echo "status $?"`;
+    const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(r.stdout).toMatch(/status 143/);
+    const drawn = r.stdout.lastIndexOf("MB read");
+    expect(drawn).toBeGreaterThan(-1);
+    // Cleared after it was last drawn.
+    expect(r.stdout.indexOf("\r\x1b[2K", drawn)).toBeGreaterThan(drawn);
   });
 });

@@ -60,7 +60,8 @@ export interface ArchiveOptions extends LineScanOptions {
    */
   maxLineBytes?: number;
   onFailure(failure: LineFailure): void;
-  onProgress?(progress: ArchiveProgress): void;
+  /** After each chunk is written: the counts so far (a summary of what has been written). */
+  onProgress?(progress: ArchiveSummary): void;
   /**
    * With `alsoScanHere`: a pool worker could not start, so this thread scans
    * the rest of the archive, the chunk that worker was given included.
