@@ -52,11 +52,11 @@ const emptyArchive = join(dir, "empty.jsonl");
 writeFileSync(emptyArchive, "");
 
 /** One whole CLI run; output is captured for checking, else sent to /dev/null so reading it costs nothing. */
-function scan(threads: number, capture = false, file = archive) {
+function scan(threads: number, capture = false, file = archive, env: NodeJS.ProcessEnv = process.env) {
   const args = [CLI, "scan", file, "--threads", String(threads), "--stats"];
   const stdout = capture ? "pipe" : openSync("/dev/null", "w");
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", stdout, "pipe"] });
+  const r = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 30, stdio: ["ignore", stdout, "pipe"], env });
   const ms = performance.now() - t0;
   if (typeof stdout === "number") closeSync(stdout);
   if (r.status !== 0) throw new Error(`scan --threads ${threads} exited ${r.status}: ${r.stderr}`);
@@ -65,9 +65,9 @@ function scan(threads: number, capture = false, file = archive) {
 }
 
 /** A bare Node process start to exit, in ms. */
-function bareNode(): number {
+function bareNode(env: NodeJS.ProcessEnv = process.env): number {
   const t0 = performance.now();
-  spawnSync(process.execPath, ["-e", "0"], { stdio: "ignore" });
+  spawnSync(process.execPath, ["-e", "0"], { stdio: "ignore", env });
   return performance.now() - t0;
 }
 
@@ -92,39 +92,72 @@ console.log(`archive: ${corpus.items.length} tool results, ${MB.toFixed(1)} MB, 
 
 const rate = (ms: number, mb = MB) => (mb / (ms / 1000)).toFixed(1);
 
-/** Whole CLI runs on `file` (`mb` MB), pool vs --threads 1, alternating so drift on the shared machine hits both alike. */
-function compare(file: string, mb: number, rounds: number): void {
-  const runs = { one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[], scanRatio: [] as number[], ceiling: [] as number[], nodeCeiling: [] as number[] };
+/** An environment the CLI runs in, and how the report names it. */
+interface Setting {
+  label: string;
+  env: NodeJS.ProcessEnv;
+}
+const asIs: Setting = { label: "", env: process.env };
+
+/**
+ * Whole CLI runs on `file` (`mb` MB), pool vs --threads 1, alternating so
+ * drift on the shared machine hits both alike; with several settings, each
+ * round runs every one of them, so they are compared side by side too.
+ */
+function compare(file: string, mb: number, rounds: number, settings: Setting[] = [asIs]): void {
+  const runs = settings.map(() => ({ one: [] as number[], pool: [] as number[], oneScan: [] as number[], poolScan: [] as number[], ratio: [] as number[], scanRatio: [] as number[], ceiling: [] as number[], nodeCeiling: [] as number[] }));
   for (let round = 0; round < rounds; round++) {
-    const a = scan(1, false, file);
-    const b = scan(threads, false, file);
-    // Amdahl: a run that split all but a serial part perfectly across its
-    // threads, and started its workers at no cost, would take serial +
-    // (rest / threads). Two serial parts, each timed this round: the pool's
-    // command on an empty archive (Node's start, loading the CLI, making and
-    // closing the pool object, exiting; as there is no chunk, neither
-    // Piscina nor the engine loads and no worker starts), all of which a run
-    // does before it scans anything or after it is done; and a bare
-    // `node -e 0` (what no CLI design can split).
-    const ceiling = (serial: number) => a.ms / (serial + Math.max(0, a.ms - serial) / threads);
-    runs.ceiling.push(ceiling(scan(threads, false, emptyArchive).ms));
-    runs.nodeCeiling.push(ceiling(bareNode()));
-    runs.one.push(a.ms);
-    runs.pool.push(b.ms);
-    runs.oneScan.push(a.scanRate);
-    runs.poolScan.push(b.scanRate);
-    runs.ratio.push(a.ms / b.ms);
-    runs.scanRatio.push(b.scanRate / a.scanRate);
+    settings.forEach(({ env }, i) => {
+      const a = scan(1, false, file, env);
+      const b = scan(threads, false, file, env);
+      // Amdahl: a run that split all but a serial part perfectly across its
+      // threads, and started its workers at no cost, would take serial +
+      // (rest / threads). Two serial parts, each timed this round: the pool's
+      // command on an empty archive (Node's start, loading the CLI, making and
+      // closing the pool object, exiting; as there is no chunk, neither
+      // Piscina nor the engine loads and no worker starts), all of which a run
+      // does before it scans anything or after it is done; and a bare
+      // `node -e 0` (what no CLI design can split).
+      const ceiling = (serial: number) => a.ms / (serial + Math.max(0, a.ms - serial) / threads);
+      const r = runs[i]!;
+      r.ceiling.push(ceiling(scan(threads, false, emptyArchive, env).ms));
+      r.nodeCeiling.push(ceiling(bareNode(env)));
+      r.one.push(a.ms);
+      r.pool.push(b.ms);
+      r.oneScan.push(a.scanRate);
+      r.poolScan.push(b.scanRate);
+      r.ratio.push(a.ms / b.ms);
+      r.scanRatio.push(b.scanRate / a.scanRate);
+    });
   }
-  console.log(`\n${mb.toFixed(1)} MB archive, median of ${rounds} alternating runs (wall = process start to exit; scan = the CLI's --stats rate)`);
-  console.log(`  ${"".padEnd(14)} ${"wall ms".padStart(9)} ${"wall MB/s".padStart(10)} ${"scan MB/s".padStart(10)}`);
-  console.log(`  ${"--threads 1".padEnd(14)} ${median(runs.one).toFixed(0).padStart(9)} ${rate(median(runs.one), mb).padStart(10)} ${median(runs.oneScan).toFixed(1).padStart(10)}`);
-  console.log(`  ${`pool (${threads - 1}) + this`.padEnd(14)} ${median(runs.pool).toFixed(0).padStart(9)} ${rate(median(runs.pool), mb).padStart(10)} ${median(runs.poolScan).toFixed(1).padStart(10)}`);
-  console.log(`  --threads ${threads} / --threads 1 (median of per-round ratios): ${median(runs.ratio).toFixed(2)}× wall, ${median(runs.scanRatio).toFixed(2)}× scan`);
-  console.log(`  ceiling of the wall ratio on ${threads} cores (Amdahl): ${median(runs.ceiling).toFixed(2)}× (the pool's run on an empty archive serial), ${median(runs.nodeCeiling).toFixed(2)}× (only \`node -e 0\` serial)`);
+  settings.forEach(({ label }, i) => {
+    const r = runs[i]!;
+    console.log(`\n${mb.toFixed(1)} MB archive${label}, median of ${rounds} alternating runs (wall = process start to exit; scan = the CLI's --stats rate)`);
+    console.log(`  ${"".padEnd(14)} ${"wall ms".padStart(9)} ${"wall MB/s".padStart(10)} ${"scan MB/s".padStart(10)}`);
+    console.log(`  ${"--threads 1".padEnd(14)} ${median(r.one).toFixed(0).padStart(9)} ${rate(median(r.one), mb).padStart(10)} ${median(r.oneScan).toFixed(1).padStart(10)}`);
+    console.log(`  ${`pool (${threads - 1}) + this`.padEnd(14)} ${median(r.pool).toFixed(0).padStart(9)} ${rate(median(r.pool), mb).padStart(10)} ${median(r.poolScan).toFixed(1).padStart(10)}`);
+    console.log(`  --threads ${threads} / --threads 1 (median of per-round ratios): ${median(r.ratio).toFixed(2)}× wall, ${median(r.scanRatio).toFixed(2)}× scan`);
+    console.log(`  ceiling of the wall ratio on ${threads} cores (Amdahl): ${median(r.ceiling).toFixed(2)}× (the pool's run on an empty archive serial), ${median(r.nodeCeiling).toFixed(2)}× (only \`node -e 0\` serial)`);
+  });
 }
 
-compare(archive, MB, 7);
+// Node reads the file NODE_EXTRA_CA_CERTS names at every process start,
+// before any of the CLI's code runs (the CLI makes no TLS connection). Where
+// the environment sets it, that is serial time in both runs which a user
+// without it does not pay: the archive is also compared without it, in the
+// same rounds.
+const settings = [asIs];
+if (process.env.NODE_EXTRA_CA_CERTS !== undefined) {
+  const { NODE_EXTRA_CA_CERTS: _, ...withoutCa } = process.env;
+  const bare = { set: [] as number[], unset: [] as number[] };
+  for (let round = 0; round < 7; round++) {
+    bare.set.push(bareNode());
+    bare.unset.push(bareNode(withoutCa));
+  }
+  console.log(`\nthe environment sets NODE_EXTRA_CA_CERTS: \`node -e 0\` takes ${median(bare.set).toFixed(0)} ms with it, ${median(bare.unset).toFixed(0)} ms without (median of 7 alternating runs)`);
+  settings.push({ label: " without NODE_EXTRA_CA_CERTS", env: withoutCa });
+}
+compare(archive, MB, 7, settings);
 console.log(`  targets: ≥ 1.6× on 2 cores, ≥ 150 MB/s with the pool`);
 // Larger archives (the same lines again): the pool's start-up cost is
 // fixed, its gain grows with the input. One and a half times the archive is
@@ -217,6 +250,40 @@ console.log(
   const ms = (probe: keyof typeof probes) => median(probes[probe]);
   console.log(`\nfirst pass on the calling thread alone, what a starting worker costs it (median ms of ${BOOT_ROUNDS} alternating processes)`);
   console.log(`  alone ${ms("alone").toFixed(0)} ms; loading Piscina in the pass ${ms("import").toFixed(0)} ms (+${(ms("import") - ms("alone")).toFixed(0)}); a worker starting beside it, given no chunk, ${ms("boot").toFixed(0)} ms (+${(ms("boot") - ms("alone")).toFixed(0)}, ${(ms("boot") / ms("alone")).toFixed(2)}×)`);
+}
+
+// A worker's start, on an idle calling thread: from making the pool to its
+// worker having run an empty task (Piscina loaded, a thread started, the
+// worker's modules and engine loaded, its warm-up scan), beside a bare
+// worker thread that only says it is up. Until then the calling thread
+// scans alone.
+{
+  const startScript = join(dir, "start.mjs");
+  writeFileSync(
+    startScript,
+    `import { Worker } from "node:worker_threads";
+import { ScanPool } from "./dist/batch/pool.js";
+const t0 = performance.now();
+if (process.argv[2] === "bare") {
+  const w = new Worker("require('node:worker_threads').parentPort.postMessage(0)", { eval: true });
+  w.once("message", () => { console.log(performance.now() - t0); w.terminate(); });
+} else {
+  const pool = new ScanPool({ threads: 1 });
+  await pool.workerStarted();
+  console.log(performance.now() - t0);
+  await pool.close();
+}
+`,
+  );
+  const starts = { pool: [] as number[], bare: [] as number[] };
+  for (let round = 0; round < 7; round++) {
+    for (const kind of ["pool", "bare"] as const) {
+      const r = spawnSync(process.execPath, [startScript, kind], { encoding: "utf8" });
+      if (r.status !== 0) throw new Error(`worker start (${kind}) exited ${r.status}: ${r.stderr}`);
+      starts[kind].push(Number(r.stdout));
+    }
+  }
+  console.log(`\na worker's start on an idle calling thread (median of 7 alternating processes): the pool's first worker ready ${median(starts.pool).toFixed(0)} ms after the pool is made; a bare worker thread up in ${median(starts.bare).toFixed(0)} ms`);
 }
 
 // The per-line work alone: the engine's line path vs the TypeScript path, on
