@@ -410,14 +410,29 @@ describe("process lifetime", () => {
   });
 
   it("the default (shared) pool: large batches scanned, closeSharedPool() ends it, the process exits", () => {
+    // The shared pool is used from MIN_CORES_FOR_SHARED_POOL cores: the child
+    // reports four (Node's documented way to change a builtin's ES exports),
+    // so the shared pool is made here too, and every pool's tasks are counted.
     const r = child(`
+      const os = await import("node:os");
+      const { syncBuiltinESMExports } = await import("node:module");
+      os.default.availableParallelism = () => 4;
+      syncBuiltinESMExports();
+      const pools = new Map();
+      const run = ScanPool.prototype.run;
+      ScanPool.prototype.run = function (task) {
+        pools.set(this, (pools.get(this) ?? 0) + 1);
+        return run.call(this, task);
+      };
       const result = await scanBatch(items);
+      const [[pool, tasks]] = [...pools];
+      const workers = pool.workers.length;
       await closeSharedPool();
       await closeSharedPool(); // closing twice is harmless
-      console.log(result.entries.flat().length, result.errors.length);`);
+      console.log(JSON.stringify({ entries: result.entries.flat().length, errors: result.errors.length, pools: pools.size, threads: pool.threads, tasks: tasks > 0, workers: workers > 0, closed: pool.closed, left: pool.workers.length }));`);
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
-    expect(r.stdout.trim()).toBe("300 0");
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, errors: 0, pools: 1, threads: 4, tasks: true, workers: true, closed: true, left: 0 });
   });
 
   it("a pool nobody closes does not hold the process, however long its idle timeout", () => {

@@ -20,6 +20,10 @@ function cli(args: string[], options: SpawnSyncOptions = {}) {
 /** The thread counts to run the CLI with: `--threads` is at most the core count (one core scans with one). */
 const THREADS = availableParallelism() > 1 ? ["1", "2"] : ["1"];
 
+/** `count` archive lines of one thread, each a result with one sandbox file: 5.5 MiB for 50,000. */
+const manyLines = (count: number) =>
+  Array.from({ length: count }, (_, i) => `${JSON.stringify({ thread_id: "many", message: { tool_call_id: `call-${i}`, content: `wrote /mnt/user-data/out/report-${i}.txt` } })}\n`).join("");
+
 const rows = (stdout: string) => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 const withoutTime = (stdout: string) => rows(stdout).map(({ created_at, ...rest }) => rest);
 
@@ -54,12 +58,49 @@ describe("tool-artifacts scan", () => {
     expect(out[4]).toMatchObject({ display_name: "get_weather structured result" });
   });
 
-  it("gives the same entries on the calling thread (--threads 1) as on the pool", () => {
-    const one = cli(["scan", EXAMPLE, "--threads", "1"]);
-    const two = cli(["scan", EXAMPLE, "--threads", "2"]);
+  it("gives the same entries, in order, with --threads 1 and --threads 2 on an archive of several chunks", () => {
+    // Past four chunks, so that with two threads a worker starts (how many
+    // chunks it gets depends on how soon: the entries must not).
+    const file = join(dir, "several-chunks.jsonl");
+    writeFileSync(file, manyLines(50_000));
+    const big = { maxBuffer: 1 << 28 };
+    const one = cli(["scan", file, "--threads", "1"], big);
     expect(one.status).toBe(0);
-    expect(two.status).toBe(0);
-    expect(withoutTime(two.stdout)).toEqual(withoutTime(one.stdout));
+    expect(rows(one.stdout)).toHaveLength(50_000);
+    for (const threads of THREADS.slice(1)) {
+      const two = cli(["scan", file, "--threads", threads], big);
+      expect(two.status).toBe(0);
+      expect(withoutTime(two.stdout)).toEqual(withoutTime(one.stdout));
+    }
+  });
+
+  it.skipIf(!THREADS.includes("2"))("with two threads it starts a pool, and scans alone, saying so, when no worker can start", async () => {
+    // Piscina cannot load in this process: the pool's first worker fails to
+    // start once a fifth chunk is read. Input stays open until that is said,
+    // so the scan cannot end first.
+    const child = spawn(process.execPath, ["--import", "tsx", "--import", join(ROOT, "test/support/no-piscina.mjs"), join(ROOT, "src/cli.ts"), "scan", "-", "--threads", "2", "--stats"], { cwd: ROOT });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d));
+    const said = new Promise<void>((resolve, reject) => {
+      child.stderr.on("data", (d: Buffer) => {
+        stderr += d;
+        if (/scanning on this thread alone/.test(stderr)) resolve();
+      });
+      child.once("exit", () => reject(new Error(`exited before saying it scans alone: ${stderr}`)));
+    });
+    try {
+      child.stdin.write(manyLines(50_000));
+      await said;
+      child.stdin.end();
+      const [code] = (await once(child, "exit")) as [number];
+      expect(code).toBe(0);
+      expect(stderr).toMatch(/^tool-artifacts: scan worker could not start: cannot load Piscina: .*Cannot find package 'piscina'.*; scanning on this thread alone\n/);
+      expect(stderr).toMatch(/\(2 threads, 0 of \d+ chunks on workers\)\n$/);
+      expect(rows(stdout)).toHaveLength(50_000);
+    } finally {
+      if (child.exitCode === null) child.kill();
+    }
   });
 
   it("--format table prints a header and one aligned row per entry", () => {

@@ -17,13 +17,14 @@ import { engine } from "../src/engine/wasm.js";
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
 const SEEDS = 200;
 
+// JSON-lines options only: the table format takes the TypeScript path whole,
+// so a table row here would compare that path with itself.
 const OPTION_SETS: [string, LineScanOptions][] = [
   ["default", { format: "jsonl" }],
   ["no text refs", { format: "jsonl", detectRefsInText: false }],
   ["two prefixes", { format: "jsonl", sandboxPrefixes: ["/data/", "/mnt/user-data/"] }],
   ["no prefixes", { format: "jsonl", sandboxPrefixes: [] }],
   ["default thread", { format: "jsonl", defaultThreadId: "fallback-线程" }],
-  ["table", { format: "table" }],
   // Past 2^32: the call index of a result with no id and no tool_call_id is its line number.
   ["far into an archive", { format: "jsonl", firstLine: 9_007_199_254 }],
 ].map(([name, o]) => [name as string, { ...(o as LineScanOptions), createdAt: CREATED_AT }]);
@@ -546,7 +547,7 @@ describe("odd options and probes", () => {
   // The pool's fault injection (exit on reaching a thread) needs the probe
   // called for every item, in order: a probe takes the chunk to the
   // TypeScript path, which calls it per item.
-  it("calls the probe for the same items in the same order, and a probe that throws fails that line alike", () => {
+  it("with a probe, takes the TypeScript path whole, which calls it for every item in order", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const bytes = chunk(seed);
       const calls: string[][] = [[], []];
