@@ -164,7 +164,7 @@ function printStats(s: ArchiveSummary, threads: number, stoppedEarly = false): v
   // A short archive starts no worker: say how much the workers took.
   const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers` : "";
   process.stderr.write(
-    (stoppedEarly ? "stopped early: the output was closed; counts up to there\n" : "") +
+    (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that\n" : "") +
       `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
       `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"}${shared})\n`,
   );
@@ -304,7 +304,13 @@ try {
   await cli().parseAsync();
 } catch (err) {
   // Commander has already printed its message (usage errors, --help, --version).
-  if (err instanceof CommanderError) process.exitCode = err.exitCode === 0 ? 0 : EXIT_UNREADABLE;
+  if (err instanceof CommanderError) {
+    // `scan --sandbox-prefix /a/ file.jsonl`: the prefix list took the file too.
+    if (err.code === "commander.missingArgument" && process.argv.includes("--sandbox-prefix")) {
+      process.stderr.write("tool-artifacts: --sandbox-prefix takes every value after it, so the file was read as a prefix: give the file first, or end the prefixes with --\n");
+    }
+    process.exitCode = err.exitCode === 0 ? 0 : EXIT_UNREADABLE;
+  }
   else {
     process.stderr.write(`tool-artifacts: internal error: ${(err as Error).stack ?? err}\n`);
     process.exitCode = EXIT_INTERNAL;

@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, scanOptionsProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, scanOptionsProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -477,7 +477,12 @@ function artifactRefs(artifact: unknown, out: Entries): void {
   }
 }
 
+const EXTRACT_OPTIONS = ["threadId", "callIndex", "detectRefsInText", "sandboxPrefixes", "now", "onRejectedPayload", "onEngineFailure"] as const satisfies readonly (keyof ExtractOptions)[];
+
 function checkOptions(options: ExtractOptions): number {
+  if (!isObject(options)) throw new TypeError(`extractArtifacts: options must be an object with threadId (got ${options === null ? "null" : typeof options})`);
+  const unknown = unknownOptionProblem(options, EXTRACT_OPTIONS);
+  if (unknown !== undefined) throw new TypeError(`extractArtifacts: ${unknown}`);
   const threadId = read(options, "threadId");
   if (typeof threadId !== "string" || threadId === "") {
     throw new TypeError(`extractArtifacts: options.threadId must be a non-empty string (got ${threadId === "" ? '""' : typeof threadId})`);

@@ -98,6 +98,16 @@ export function sandboxPrefixesProblem(prefixes: unknown): string | undefined {
 }
 
 /**
+ * Why `options` cannot be used for its own keys (undefined: it can): a key
+ * outside `known` is most likely a misspelt option (`detectRefInText`),
+ * which would otherwise be dropped without a word and leave the default on.
+ */
+export function unknownOptionProblem(options: object, known: readonly string[]): string | undefined {
+  const key = Object.keys(options).find((k) => !known.includes(k));
+  return key === undefined ? undefined : `unknown option ${JSON.stringify(key)} (known: ${known.join(", ")})`;
+}
+
+/**
  * Why the scan options `detectRefsInText` and `sandboxPrefixes` (as read
  * from an options object) cannot be used (undefined: they can). The one
  * check behind extraction's, the batch options' and the line path's.

@@ -84,4 +84,21 @@ describe("clear errors for bad input", () => {
     await expect(scanBatch(items, { sandboxPrefixes: ["/\ud800"] })).rejects.toThrow(/scanBatch: sandbox prefix .* has a lone surrogate/);
     expect((await scanBatch(items.slice(0, 2), { pool: null } as never)).entries).toHaveLength(2);
   });
+
+  it("extractArtifacts, scanBatch and ScanPool refuse an option they do not know (a misspelt one would leave the default on)", async () => {
+    // With the typo taken silently, text would be scanned: this result's path would be an entry.
+    expect(() => extractArtifacts(message, { threadId: "t", detectRefInText: false } as never)).toThrow(
+      new TypeError('extractArtifacts: unknown option "detectRefInText" (known: threadId, callIndex, detectRefsInText, sandboxPrefixes, now, onRejectedPayload, onEngineFailure)'),
+    );
+    expect(() => extractArtifacts(message, undefined as never)).toThrow(new TypeError("extractArtifacts: options must be an object with threadId (got undefined)"));
+    const items = [{ threadId: "t", message }];
+    await expect(scanBatch(items, { detectRefInText: false } as never)).rejects.toThrow(
+      new TypeError('scanBatch: unknown option "detectRefInText" (known: pool, poolThreshold, callingThreadScans, detectRefsInText, sandboxPrefixes, createdAt)'),
+    );
+    expect(() => new ScanPool({ thread: 2 } as never)).toThrow(new TypeError('ScanPool: unknown option "thread" (known: threads, idleTimeoutMs, faults)'));
+    // Every known option is still taken.
+    expect(extractArtifacts(message, { threadId: "t", callIndex: 0, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], now: () => "2025-01-01T00:00:00.000Z", onRejectedPayload() {}, onEngineFailure() {} })).not.toHaveLength(0);
+    expect((await scanBatch(items, { pool: undefined, poolThreshold: 10, callingThreadScans: true, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], createdAt: "2025-01-01T00:00:00.000Z" })).entries[0]).not.toHaveLength(0);
+    await new ScanPool({ threads: 1, idleTimeoutMs: 10, faults: {} }).close();
+  });
 });

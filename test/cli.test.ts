@@ -312,6 +312,12 @@ describe("tool-artifacts scan", () => {
     expect(replacement.status).toBe(2);
     expect(replacement.stderr).toMatch(/--sandbox-prefix.*lone surrogate or U\+FFFD/);
     expect(replacement.stderr).not.toMatch(/internal error|\n\s+at /);
+    // Prefixes before the file take the file too: the error says why the file is missing.
+    const swallowed = cli(["scan", "--sandbox-prefix", "/data/", EXAMPLE]);
+    expect(swallowed.status).toBe(2);
+    expect(swallowed.stderr).toMatch(/missing required argument 'file'\n.*--sandbox-prefix takes every value after it, so the file was read as a prefix: give the file first, or end the prefixes with --\n$/s);
+    expect(cli(["scan", "--sandbox-prefix", "/data/", "--", EXAMPLE]).status).toBe(0);
+    expect(cli(["scan"]).stderr).not.toMatch(/sandbox-prefix/);
     // An empty thread id would fail every line it is meant for.
     const noThread = cli(["scan", EXAMPLE, "--thread-id", ""]);
     expect(noThread.status).toBe(2);
@@ -384,7 +390,7 @@ describe("tool-artifacts scan", () => {
     // --stats still reports, and says the counts stop where the output did.
     const stats = run(good, "--stats");
     expect(stats.stdout.trim()).toBe("0");
-    const counted = /^stopped early: the output was closed; counts up to there\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
+    const counted = /^stopped early: the output was closed; counts are of the chunks written whole before that\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
     expect(counted, stats.stderr).not.toBeNull();
     const [scanned, entries] = [Number(counted![1]), Number(counted![2])];
     expect(scanned).toBeLessThan(15_000);

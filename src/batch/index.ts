@@ -8,7 +8,7 @@
  * and the pool starts a fresh worker for the next slice.
  */
 import { availableParallelism } from "node:os";
-import type { ArtifactEntry } from "../types.js";
+import { unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { itemError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
@@ -59,6 +59,8 @@ export interface ScanBatchOptions extends ScanOptions {
   callingThreadScans?: boolean;
 }
 
+const SCAN_BATCH_OPTIONS = ["pool", "poolThreshold", "callingThreadScans", "detectRefsInText", "sandboxPrefixes", "createdAt"] as const satisfies readonly (keyof ScanBatchOptions)[];
+
 export interface BatchResult {
   /** `entries[i]` are the entries of `items[i]` (empty when it failed). */
   entries: ArtifactEntry[][];
@@ -85,6 +87,8 @@ export async function closeSharedPool(): Promise<void> {
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
+  const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
+  if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
   // Anything else would be waited on forever, or fail deep inside.
   if (options.pool != null && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
   // Else part of the batch would be scanned here and the rest blamed on workers that never ran.

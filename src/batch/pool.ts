@@ -10,6 +10,7 @@ import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
 import { errorMessage, WorkerStartError } from "./errors.js";
+import { unknownOptionProblem } from "../types.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
 export interface ScanPoolOptions {
@@ -20,6 +21,8 @@ export interface ScanPoolOptions {
   /** @internal Fault injection for tests. */
   faults?: WorkerFaults;
 }
+
+const SCAN_POOL_OPTIONS = ["threads", "idleTimeoutMs", "faults"] as const satisfies readonly (keyof ScanPoolOptions)[];
 
 const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
 
@@ -90,6 +93,8 @@ export class ScanPool {
 
   constructor(options: ScanPoolOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("ScanPool: options must be an object");
+    const unknown = unknownOptionProblem(options, SCAN_POOL_OPTIONS);
+    if (unknown !== undefined) throw new TypeError(`ScanPool: ${unknown}`);
     const threads = options.threads ?? availableParallelism();
     if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
     const idleTimeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
