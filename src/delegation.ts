@@ -90,30 +90,59 @@ export function childThreadId(parentThreadId: unknown, toolCallId: string): stri
   return `${parent}/task/${toolCallId}`;
 }
 
+/** What a finished agent hands the lead: its text, or blocks that hold more, and a tool result's artifact. */
+interface Report {
+  content: string | Array<Record<string, unknown>>;
+  artifact?: unknown;
+}
+
+/**
+ * The blocks of a report that mean something as the lead's tool result: text
+ * and the references extraction reads (files and images). Others (reasoning,
+ * tool calls, a provider's own blocks) are the child's business, and a
+ * provider may refuse them in a tool result.
+ */
+const REPORT_BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "file", "image", "image_url"]);
+
+/** A message's content as a report: its text, unless it has file or image blocks, which then go as they are. */
+function reportContent(message: AIMessage | ToolMessage): Report["content"] {
+  if (!Array.isArray(message.content)) return message.text;
+  const blocks = (message.content as unknown[]).filter(
+    (b): b is Record<string, unknown> => typeof b === "object" && b !== null && REPORT_BLOCK_TYPES.has((b as { type?: unknown }).type),
+  );
+  return blocks.some((b) => b.type !== "text") ? blocks : message.text;
+}
+
 /**
  * The report of a finished agent: its structured response (`responseFormat`;
- * JSON unless it is a string), else the text of the AI or tool message it
- * ended on. The structured response is the one its resolution resolved: the
- * message text holds the child's handles, which mean nothing to the lead.
+ * JSON unless it is a string), else the AI or tool message it ended on: its
+ * text, with its file and image blocks when it has any (so the lead captures
+ * those references too), and a tool result's artifact. The structured
+ * response is the one its resolution resolved: the message text holds the
+ * child's handles, which mean nothing to the lead.
  * `createAgent` ends on a tool message only after a `returnDirect` tool
  * succeeded, and that result is the output the child was built to give (the
  * AI message before it only asked for the call). An agent that ended on a
  * failed tool result has no report.
  */
-function finalReport(result: unknown): string | undefined {
+function finalReport(result: unknown): Report | undefined {
   const structured = (result as { structuredResponse?: unknown } | null)?.structuredResponse;
   // A string is the report itself: as JSON its newlines would be `\n` escapes
   // glued to the path before them in the lead's scan.
-  if (structured !== undefined) return typeof structured === "string" ? structured : JSON.stringify(structured);
+  if (structured !== undefined) return { content: typeof structured === "string" ? structured : JSON.stringify(structured) };
   const messages = (result as { messages?: unknown } | null)?.messages;
   if (!Array.isArray(messages)) return undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
-    if (AIMessage.isInstance(message)) return message.text;
-    if (ToolMessage.isInstance(message)) return message.status === "error" ? undefined : message.text;
+    if (AIMessage.isInstance(message)) return { content: reportContent(message) };
+    if (ToolMessage.isInstance(message)) return message.status === "error" ? undefined : { content: reportContent(message), artifact: message.artifact };
   }
   return undefined;
 }
+
+/** Whether a report says nothing: no text, no file or image, no artifact. */
+const emptyReport = ({ content, artifact }: Report): boolean =>
+  artifact === undefined && (typeof content === "string" ? content.trim() === "" : content.every((b) => b.type === "text" && String(b.text ?? "").trim() === ""));
 
 export interface TaskToolOptions {
   /** Sub-agents by the name the model passes as `subagent_type`. */
@@ -140,8 +169,10 @@ const DEFAULT_DESCRIPTION =
  * `childThreadId(<lead thread>, <tool call id>)` and returns its report: its
  * structured response when it has one (`responseFormat`; as JSON unless it is
  * a string), else the text of its final AI message, or of the tool result it
- * ended on when its last step was a `returnDirect` tool. The report is an
- * ordinary tool result of the lead, so the lead's capture scans it.
+ * ended on when its last step was a `returnDirect` tool; with that message's
+ * file and image blocks, and the tool result's artifact, when it has them.
+ * The report is an ordinary tool result of the lead, so the lead's capture
+ * scans it.
  * An unknown `subagent_type`, or a child that ends without a report (blank
  * text, or a failed tool result), gives an error tool result naming the
  * problem; an exception inside the child propagates like any tool's, and an
@@ -204,8 +235,9 @@ export function createTaskTool(options: TaskToolOptions) {
         ...(runtime.writer ? { writer: runtime.writer } : {}),
       } as RunnableConfig);
       const report = finalReport(result);
-      if (report === undefined || report.trim() === "") return fail(`Sub-agent ${JSON.stringify(subagent_type)} finished without a final answer.`, toolCallId);
-      return report;
+      if (report === undefined || emptyReport(report)) return fail(`Sub-agent ${JSON.stringify(subagent_type)} finished without a final answer.`, toolCallId);
+      if (typeof report.content === "string" && report.artifact === undefined) return report.content;
+      return new ToolMessage({ content: report.content as ToolMessage["content"], artifact: report.artifact, tool_call_id: toolCallId, name: TASK_TOOL_NAME, status: "success" });
     },
     {
       name: TASK_TOOL_NAME,

@@ -324,6 +324,42 @@ describe("where a child's state lives", () => {
     expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, PUBLISHED]]);
   });
 
+  it("hands back the file and image blocks and the artifact of what the child ended on, which the lead captures", async () => {
+    const IMAGE = "https://cdn.example.com/charts/final.png";
+    const FILE = "https://files.example.com/reports/final.pdf";
+    const ANSWER_IMAGE = "https://cdn.example.com/charts/answer.png";
+    // A returnDirect tool whose result is blocks and an artifact (as an MCP tool's can be)...
+    const publish = tool(async () => [[{ type: "text", text: "Published." }, { type: "image", url: IMAGE, mimeType: "image/png" }], { structured_content: { file: FILE } }], {
+      name: "publish",
+      description: "Publish",
+      schema: z.object({}),
+      returnDirect: true,
+      responseFormat: "content_and_artifact",
+    });
+    // ...and a final answer with an image block beside a reasoning block the lead's provider may not take.
+    const answer = [{ type: "reasoning", reasoning: "done" }, { type: "text", text: "Here it is." }, { type: "image", url: ANSWER_IMAGE }];
+    const publisher = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "publish", args: {} }] }]), tools: [publish], middleware: [...toolArtifactsMiddleware()] });
+    const answerer = createAgent({ model: new ScriptedChatModel([{ content: answer }]), tools: [], middleware: [...toolArtifactsMiddleware()] });
+    const leadModel = new ScriptedChatModel([
+      { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "publisher", description: "Publish it." } }] },
+      { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "answerer", description: "Show it." } }] },
+      { content: "ok" },
+    ]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { publisher, answerer } })], middleware: [...toolArtifactsMiddleware()] });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-blocks" } })) as unknown as LeadResult;
+    const reports = result.messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+    expect(reports.map((m) => [m.name, m.status, m.content])).toEqual([
+      [TASK_TOOL_NAME, "success", [{ type: "text", text: "Published." }, { type: "image", url: IMAGE, mimeType: "image/png" }]],
+      [TASK_TOOL_NAME, "success", [{ type: "text", text: "Here it is." }, { type: "image", url: ANSWER_IMAGE }]],
+    ]);
+    expect(reports[0]!.artifact).toEqual({ structured_content: { file: FILE } });
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.artifact_type, e.real_ref])).toEqual([
+      [TASK_TOOL_NAME, "file", FILE],
+      [TASK_TOOL_NAME, "image", IMAGE],
+      [TASK_TOOL_NAME, "image", ANSWER_IMAGE],
+    ]);
+  });
+
   it("reports a child's structured response, resolved, not the child's handles", async () => {
     const render = tool(async () => `Rendered ${CHILD_OUTPUT}`, { name: "render", description: "Render", schema: z.object({}) });
     const format = toolStrategy(z.object({ file: z.string() }));

@@ -14,7 +14,8 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { ToolCall } from "@langchain/core/messages/tool";
 
 export interface ScriptedReply {
-  content?: string;
+  /** Text, or content blocks (a reply with an image, say). Default "". */
+  content?: AIMessage["content"];
   tool_calls?: Array<Omit<ToolCall, "id" | "type"> & { id?: string }>;
 }
 
@@ -62,6 +63,6 @@ export class ScriptedChatModel extends BaseChatModel {
         type: "tool_call" as const,
       })),
     });
-    return { generations: [{ text: typeof message.content === "string" ? message.content : "", message }] };
+    return { generations: [{ text: message.text, message }] };
   }
 }
