@@ -419,16 +419,22 @@ describe("tool-artifacts scan", () => {
 
   it.skipIf(!hasScript)("takes its progress line away when a signal ends it, and ends by that signal", () => {
     // A live log: its lines are scanned (and the progress drawn) once input
-    // pauses, and the scan waits for more until the signal comes.
+    // pauses, and the scan waits for more until the signal comes. POSIX sh
+    // only (a FIFO, not bash's <(...)): script runs this with $SHELL, which
+    // is /bin/sh where SHELL is unset, as in CI.
     const command =
-      `${process.execPath} --import tsx src/cli.ts scan - < <(cat examples/archive.jsonl; sleep 20) > /dev/null & pid=$!; ` +
+      `d=$(mktemp -d); mkfifo "$d/in"; ` +
+      `${process.execPath} --import tsx src/cli.ts scan - < "$d/in" > /dev/null & pid=$!; ` +
+      `exec 3>"$d/in"; cat examples/archive.jsonl >&3; ` +
       // Until the progress has been drawn: the CLI's start, then a pause of 0.1 s.
-      `sleep 4; kill -TERM $pid; wait $pid; echo "status $?"`;
-    const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
-    expect(r.stdout).toMatch(/status 143/);
-    const drawn = r.stdout.lastIndexOf("MB read");
-    expect(drawn).toBeGreaterThan(-1);
-    // Cleared after it was last drawn.
-    expect(r.stdout.indexOf("\r\x1b[2K", drawn)).toBeGreaterThan(drawn);
+      `sleep 4; kill -TERM $pid; wait $pid; echo "status $?"; exec 3>&-; rm -r "$d"`;
+    for (const shell of ["/bin/sh", "/bin/bash"].filter((path) => existsSync(path))) {
+      const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, SHELL: shell } });
+      expect(r.stdout, shell).toMatch(/status 143/);
+      const drawn = r.stdout.lastIndexOf("MB read");
+      expect(drawn, shell).toBeGreaterThan(-1);
+      // Cleared after it was last drawn.
+      expect(r.stdout.indexOf("\r\x1b[2K", drawn), shell).toBeGreaterThan(drawn);
+    }
   });
 });
