@@ -255,10 +255,12 @@ console.log(
 // A worker's start, on an idle calling thread: from making the pool to its
 // worker having run an empty task (Piscina loaded, a thread started, the
 // worker's modules and engine loaded, its warm-up scan), beside a bare
-// worker thread that only says it is up. Until then the calling thread
-// scans alone.
+// worker thread that only says it is up, and beside Piscina's own part: the
+// same steps for a worker module that loads nothing. Until then the calling
+// thread scans alone.
 {
   const startScript = join(dir, "start.mjs");
+  writeFileSync(join(dir, "empty-worker.mjs"), "export default () => null;\n");
   writeFileSync(
     startScript,
     `import { Worker } from "node:worker_threads";
@@ -267,6 +269,12 @@ const t0 = performance.now();
 if (process.argv[2] === "bare") {
   const w = new Worker("require('node:worker_threads').parentPort.postMessage(0)", { eval: true });
   w.once("message", () => { console.log(performance.now() - t0); w.terminate(); });
+} else if (process.argv[2] === "piscina") {
+  const { Piscina } = await import("piscina");
+  const piscina = new Piscina({ filename: new URL("./empty-worker.mjs", import.meta.url).href, minThreads: 0, maxThreads: 1 });
+  await piscina.run(null);
+  console.log(performance.now() - t0);
+  await piscina.close();
 } else {
   const pool = new ScanPool({ threads: 1 });
   await pool.workerStarted();
@@ -275,15 +283,15 @@ if (process.argv[2] === "bare") {
 }
 `,
   );
-  const starts = { pool: [] as number[], bare: [] as number[] };
+  const starts = { pool: [] as number[], bare: [] as number[], piscina: [] as number[] };
   for (let round = 0; round < 7; round++) {
-    for (const kind of ["pool", "bare"] as const) {
+    for (const kind of ["pool", "bare", "piscina"] as const) {
       const r = spawnSync(process.execPath, [startScript, kind], { encoding: "utf8" });
       if (r.status !== 0) throw new Error(`worker start (${kind}) exited ${r.status}: ${r.stderr}`);
       starts[kind].push(Number(r.stdout));
     }
   }
-  console.log(`\na worker's start on an idle calling thread (median of 7 alternating processes): the pool's first worker ready ${median(starts.pool).toFixed(0)} ms after the pool is made; a bare worker thread up in ${median(starts.bare).toFixed(0)} ms`);
+  console.log(`\na worker's start on an idle calling thread (median of 7 alternating processes): the pool's first worker ready ${median(starts.pool).toFixed(0)} ms after the pool is made; a bare worker thread up in ${median(starts.bare).toFixed(0)} ms; Piscina loaded, made and its worker ready, for a worker module that loads nothing, in ${median(starts.piscina).toFixed(0)} ms`);
 }
 
 // The per-line work alone: the engine's line path vs the TypeScript path, on
