@@ -8,10 +8,17 @@
  * so they go when it is replaced) or a bare `art_xxxxxxxx` with no word
  * character either side. "Word character" is Python's Unicode `\w`
  * (letters, numbers, underscore), so both implementations see the same handles.
- * Group 1 holds a backticked handle, group 2 a bare one. Global: use it with
- * `matchAll`/`replace`, which never depend on a stale `lastIndex`.
+ * Group 1 holds a backticked handle, group 2 a bare one. Global, so its
+ * `lastIndex` moves with a caller's `test`/`exec`.
  */
 export const HANDLE_PATTERN = /`(art_[0-9a-f]{8})`|(?<![\p{L}\p{N}_])(art_[0-9a-f]{8})(?![\p{L}\p{N}_])/gu;
+
+/**
+ * Ours, not the exported one: `matchAll` starts at the pattern's `lastIndex`,
+ * so a host's `HANDLE_PATTERN.test(...)` would otherwise hide the handles
+ * before that point, and a call with an unknown handle would run unrefused.
+ */
+const PATTERN = new RegExp(HANDLE_PATTERN);
 
 const EXACT_HANDLE = /^art_[0-9a-f]{8}$/;
 
@@ -27,7 +34,7 @@ function mayHoldHandle(text: string): boolean {
 
 function collect(text: string, into: Set<string>): void {
   if (!mayHoldHandle(text)) return;
-  for (const m of text.matchAll(HANDLE_PATTERN)) into.add(m[1] ?? m[2]!);
+  for (const m of text.matchAll(PATTERN)) into.add(m[1] ?? m[2]!);
 }
 
 /**
@@ -81,7 +88,7 @@ export type HandleLookup = ((handle: string) => string | undefined) | ReadonlyMa
 function replaceIn(text: string, lookup: (handle: string) => string | undefined): string {
   if (!mayHoldHandle(text)) return text;
   // A replacer function: references may contain `$` sequences.
-  return text.replace(HANDLE_PATTERN, (match: string, ticked: string | undefined, bare: string | undefined) => lookup(ticked ?? bare!) ?? match);
+  return text.replace(PATTERN, (match: string, ticked: string | undefined, bare: string | undefined) => lookup(ticked ?? bare!) ?? match);
 }
 
 interface Frame {

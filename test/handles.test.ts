@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { findHandles, isHandle, resolveHandles } from "../src/handles.js";
+import { findHandles, HANDLE_PATTERN, isHandle, resolveHandles } from "../src/handles.js";
 
 const A = "art_0123abcd";
 const B = "art_deadbeef";
@@ -41,6 +41,19 @@ describe("findHandles", () => {
     let deep: unknown = C;
     for (let i = 0; i < 100_000; i++) deep = [deep];
     expect(findHandles(deep)).toEqual([C]);
+  });
+
+  it("does not depend on where a host left the exported pattern", () => {
+    const text = `first ${A}, then ${B}`;
+    // A global pattern's test() moves its lastIndex past the match.
+    expect(HANDLE_PATTERN.test(text)).toBe(true);
+    expect(HANDLE_PATTERN.lastIndex).toBeGreaterThan(text.indexOf(A));
+    try {
+      expect(findHandles(text)).toEqual([A, B]);
+      expect(findHandles({ path: text })).toEqual([A, B]);
+    } finally {
+      HANDLE_PATTERN.lastIndex = 0;
+    }
   });
 
   it("returns nothing for non-strings and non-objects", () => {
