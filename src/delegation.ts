@@ -23,6 +23,7 @@ import { tool, type ToolRuntime } from "@langchain/core/tools";
 import { z } from "zod";
 import { parseOptions } from "./config.js";
 import { sha256Hex } from "./engine/hash.js";
+import { givenThreadId, type CaptureRuntime } from "./middleware/capture.js";
 
 export const TASK_TOOL_NAME = "task";
 
@@ -220,9 +221,9 @@ export function createTaskTool(options: TaskToolOptions) {
       if (!Object.hasOwn(agents, subagent_type)) {
         return fail(`Unknown subagent_type ${JSON.stringify(subagent_type)}. Available: ${names.map((n) => JSON.stringify(n)).join(", ")}.`, toolCallId);
       }
-      // Where capture finds the lead's thread id: `configurable`, else `context`.
-      const context = runtime.context as { thread_id?: unknown } | undefined;
-      const threadId = childThreadId(runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id ?? context?.thread_id, delegation);
+      // The lead's thread id as capture reads it, so the child's thread is derived from the thread the lead's entries are under.
+      const configurable = { thread_id: runtime.configurable?.thread_id ?? runtime.config?.configurable?.thread_id };
+      const threadId = childThreadId(givenThreadId({ configurable, context: runtime.context as CaptureRuntime["context"] }), delegation);
       const result = await agents[subagent_type]!.invoke(buildChildInitialState(task), {
         configurable: { thread_id: threadId },
         callbacks: runtime.callbacks,

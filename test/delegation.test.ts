@@ -95,6 +95,16 @@ describe("createTaskTool with real nested agents", () => {
     expect(threads).toEqual(["lead-ctx/task/call_c"]);
   });
 
+  it("reads past an empty configurable.thread_id to context.thread_id, as capture does", async () => {
+    const threads: unknown[] = [];
+    const whoAmI = threadReporter(threads);
+    const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [whoAmI] });
+    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "one" }, id: "call_e" }] }, { content: "ok" }]);
+    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })], contextSchema: z.object({ thread_id: z.string() }) });
+    await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "" }, context: { thread_id: "lead-ctx" } } as never);
+    expect(threads).toEqual(["lead-ctx/task/call_e"]);
+  });
+
   it("answers an unknown subagent_type with an error result naming the choices", async () => {
     const child = createAgent({ model: new ScriptedChatModel([{ content: "never" }]), tools: [] });
     const error = await delegateOnce({ researcher: child, writer: child }, "ghost");

@@ -37,7 +37,8 @@ export interface CaptureUpdate {
 }
 
 /** Where the thread id may come from, as LangChain hands it to a hook. */
-interface CaptureRuntime {
+/** Where a run's thread id may be: what capture and delegation read of a runtime. */
+export interface CaptureRuntime {
   configurable?: { thread_id?: unknown } | null;
   context?: { thread_id?: unknown } | null;
 }
@@ -177,7 +178,7 @@ function isPrefixOf(view: ThreadView, ledger: readonly unknown[]): boolean {
  * (for the warning); not checked further. An empty configured id must not
  * hide a usable one in the context.
  */
-function givenThreadId(runtime: CaptureRuntime | null | undefined): unknown {
+export function givenThreadId(runtime: CaptureRuntime | null | undefined): unknown {
   const configured = runtime?.configurable?.thread_id;
   if (typeof configured === "string" && configured !== "") return configured;
   return runtime?.context?.thread_id ?? configured;
