@@ -85,24 +85,17 @@ describe("createTaskTool with real nested agents", () => {
     expect(seenMetadata).toEqual([["red", "lead-m/task/call_w"]]);
   });
 
-  it("takes the lead's thread id from context.thread_id too, as capture does", async () => {
+  it.each([
+    ["from context.thread_id too", { context: { thread_id: "lead-ctx" } }],
+    ["past an empty configurable.thread_id to context.thread_id", { configurable: { thread_id: "" }, context: { thread_id: "lead-ctx" } }],
+  ])("takes the lead's thread id %s, as capture does", async (_, config) => {
     const threads: unknown[] = [];
     const whoAmI = threadReporter(threads);
     const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [whoAmI] });
     const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "one" }, id: "call_c" }] }, { content: "ok" }]);
     const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })], contextSchema: z.object({ thread_id: z.string() }) });
-    await lead.invoke({ messages: [new HumanMessage("go")] } as never, { context: { thread_id: "lead-ctx" } } as never);
+    await lead.invoke({ messages: [new HumanMessage("go")] } as never, config as never);
     expect(threads).toEqual(["lead-ctx/task/call_c"]);
-  });
-
-  it("reads past an empty configurable.thread_id to context.thread_id, as capture does", async () => {
-    const threads: unknown[] = [];
-    const whoAmI = threadReporter(threads);
-    const child = createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [whoAmI] });
-    const leadModel = new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "worker", description: "one" }, id: "call_e" }] }, { content: "ok" }]);
-    const lead = createAgent({ model: leadModel, tools: [createTaskTool({ agents: { worker: child } })], contextSchema: z.object({ thread_id: z.string() }) });
-    await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "" }, context: { thread_id: "lead-ctx" } } as never);
-    expect(threads).toEqual(["lead-ctx/task/call_e"]);
   });
 
   it("answers an unknown subagent_type with an error result naming the choices", async () => {
