@@ -1270,13 +1270,14 @@ function line(start: usize, end: usize, work: usize): u32 {
     callAt = slotStart(K_TOOL_CALL_ID) + 1;
     callLen = slotEnd(K_TOOL_CALL_ID) - callAt - 1;
   }
-  hasId = slotKind(K_ID) == V_STRING;
+  // An empty id is no id (extract.ts's occurrenceId).
+  hasId = slotKind(K_ID) == V_STRING && slotEnd(K_ID) - slotStart(K_ID) > 2;
   if (hasId) {
     idAt = slotStart(K_ID) + 1;
     idLen = slotEnd(K_ID) - idAt - 1;
   }
-  // No id (or an empty one) and no tool_call_id: its line number is its call index (scan.ts's lineIndexed).
-  anonymous = (!hasId || idLen == 0) && callLen == 0;
+  // No id and no tool_call_id: its line number is its call index (scan.ts's lineIndexed).
+  anonymous = !hasId && callLen == 0;
   const contentKind = slotKind(K_CONTENT);
   const contentStart = slotStart(K_CONTENT);
   const contentEnd = slotEnd(K_CONTENT);

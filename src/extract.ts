@@ -515,7 +515,9 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   if (!isObject(message) || read(message, "status") === "error") return [];
   const toolName = asString(read(message, "name")) || "unknown";
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
-  const occurrenceId = asString(read(message, "id"));
+  // An empty id is no id, as capture reads it (it then counts the result's
+  // occurrences instead): taking it as one would seed the handle with both.
+  const occurrenceId = asString(read(message, "id")) || undefined;
   const content = read(message, "content");
   // No engine data is in use between extractions: memory a huge earlier
   // result grew is given back before an ordinary one (the estimate is what a

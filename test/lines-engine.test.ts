@@ -12,6 +12,7 @@
 import { assert, describe, expect, it, vi } from "vitest";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
+import { generateHandle } from "../src/engine/hash.js";
 import { engine } from "../src/engine/wasm.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -525,6 +526,8 @@ describe("a result with no id and no tool_call_id", () => {
       // Lines 2, 3 and 4 (an empty id or call id tells nothing apart); a call id or an id keeps index 0.
       expect(rows.map((r) => r.call_index)).toEqual([base + 2, base + 3, base + 4, 0, 0]);
       expect(new Set(rows.map((r) => r.handle)).size).toBe(5);
+      // The empty id is no occurrence id: not in the handle either.
+      expect(rows[2]!.handle).toBe(generateHandle("t", "", base + 4, 0));
     }
   });
 });
