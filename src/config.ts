@@ -168,6 +168,42 @@ const unknownWithoutSection = (key: string) =>
     ? "unknown option"
     : "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
 
+/** A key without its case and separators: `sandbox_prefixes` and `sandboxPrefixes` are one. */
+const bare = (key: string) => key.toLowerCase().replace(/[_-]/g, "");
+
+/** Edit distance of two short keys; past 3 it only matters that it is more. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return 4;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The option a key that is read nowhere was probably meant to be. Beside a
+ * section, keys that are not ours are passed over (a file's other sections,
+ * keys the Python implementation may read), but a near miss of ours
+ * (`enable`, `max_entry`, `piiRule`) would be a setting that silently does
+ * nothing: a kill switch that is not one.
+ */
+function meantOption(key: string, options: readonly string[]): string | undefined {
+  // Two edits, three in a longer name (`max_entry` for `max_entries`).
+  return options.find((option) => editDistance(bare(key), bare(option)) <= (bare(option).length >= 10 ? 3 : 2));
+}
+
+/** Throws for the first key of `given` (one set, as everywhere, is not undefined) that is a near miss of one of `options`. */
+function refuseNearMisses(given: object, options: readonly string[], field: (key: string) => string): void {
+  for (const [key, value] of Object.entries(given)) {
+    if (value === undefined || options.includes(key)) continue;
+    const meant = meantOption(key, options);
+    if (meant !== undefined) throw new ToolArtifactsConfigError(field(key), `unknown option; did you mean ${meant}?`);
+  }
+}
+
 /**
  * What every entry point takes as config: the camelCase options, a file's
  * `tool_artifacts` section, an already parsed config, or nothing (defaults).
@@ -179,7 +215,7 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
  * top-level sections and unknown keys of the section, which the Python
- * implementation may read, are ignored). Beside a section, the options a
+ * implementation may read, are ignored, unless near misses of an option). Beside a section, the options a
  * file cannot set are read too (`{ ...fileConfig, piiRules }`); the
  * section's own options there, or camelCase in it, are refused.
  *
@@ -216,6 +252,8 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
       back.set(key, `tool_artifacts.${snake}`);
     }
   }
+  if (section) refuseNearMisses(section, Object.keys(FILE_KEYS), (key) => `tool_artifacts.${key}`);
+  refuseNearMisses(options, Object.keys(toolArtifactsConfigSchema.shape), (key) => key);
   // The options a file cannot set are read beside its section
   // (`{...fileConfig, piiRules}`) and validated, not dropped with the other
   // sections of the file.

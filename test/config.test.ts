@@ -143,6 +143,17 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(parseToolArtifactsConfig({ ...fileConfig, enabled: undefined } as never)).toEqual({ ...DEFAULTS, maxEntries: 200 });
   });
 
+  it("refuses near misses of its options, in the section and beside it, which would otherwise do nothing", () => {
+    const models = { x: 1 };
+    expect(() => parseToolArtifactsConfig({ models, tool_artifacts: { enable: false } } as never)).toThrow(/tool_artifacts\.enable: unknown option; did you mean enabled\?/);
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entry: 50 } } as never))).toBe("tool_artifacts.max_entry");
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { "resolve-handles-in-args": false } } as never))).toBe("tool_artifacts.resolve-handles-in-args");
+    expect(() => parseToolArtifactsConfig({ models, tool_artifacts: {}, piiRule: [] } as never)).toThrow(/piiRule: unknown option; did you mean piiRules\?/);
+    expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: {}, sandbox_prefixes: ["/w/"] } as never))).toBe("sandbox_prefixes");
+    // Keys far from every option are the file's or Python's, as before; undefined is no key.
+    expect(parseToolArtifactsConfig({ models, tool_artifacts: { enabled: false, sandbox_prefixes: ["/w/"], future_key: 1 }, piiRule: undefined } as never)).toEqual({ ...DEFAULTS, enabled: false });
+  });
+
   it("takes a section that is undefined as no section: the options beside it are read and checked", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ maxEntries: 5, tool_artifacts: undefined }))).toBe("maxEntries");
     expect(parseToolArtifactsConfig({ maxEntries: 50, enabled: false, tool_artifacts: undefined })).toEqual({ ...DEFAULTS, maxEntries: 50, enabled: false });
