@@ -326,7 +326,19 @@ describe("scanBatch", () => {
     }
   });
 
-  it("fails the batch's items with a clear error when no worker can start, instead of waiting forever", async () => {
+  it("scans on the calling thread when no worker can start, as the CLI does, losing no item", async () => {
+    const broken = new ScanPool({ threads: 2, faults: { failStartup: true } });
+    try {
+      const items = corpus(100);
+      const result = await scanBatch(items, { pool: broken, poolThreshold: 0, createdAt: CREATED_AT });
+      expect(result.errors).toEqual([]);
+      expect(result.entries).toEqual(expected(items));
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it("fails the batch's items with a clear error when no worker can start and the calling thread is to stay free, instead of waiting forever", async () => {
     const broken = new ScanPool({ threads: 2, faults: { failStartup: true } });
     try {
       for (let round = 0; round < 2; round++) {

@@ -9,7 +9,7 @@
  */
 import { availableParallelism } from "node:os";
 import { unknownOptionProblem, type ArtifactEntry } from "../types.js";
-import { itemError, workerLostError, type BatchItemError } from "./errors.js";
+import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
@@ -54,7 +54,9 @@ export interface ScanBatchOptions extends ScanOptions {
   /**
    * Whether the calling thread scans slices of a large batch too, while every
    * worker is busy. Default true (the most throughput: it saves packing those
-   * slices); false keeps the calling thread free for its event loop.
+   * slices); false keeps the calling thread free for its event loop. When
+   * no pool worker can start, a calling thread that scans takes the whole
+   * batch; one kept free leaves each item an error saying so.
    */
   callingThreadScans?: boolean;
 }
@@ -128,10 +130,14 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
 
   const sliceItems = sliceSize(items.length, pool.threads);
 
+  const shareWork = options.callingThreadScans ?? true;
+  /** No worker could start: as the CLI does, a calling thread that scans anyway takes the rest. */
+  let poolDown = false;
+
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
   const send = (first: number, end: number): Promise<void> => {
     // Closed during the batch: what is left is scanned here (see the catch below).
-    if (pool.closed) {
+    if (pool.closed || poolDown) {
       for (let i = first; i < end; i++) scanHere(i);
       return Promise.resolve();
     }
@@ -169,11 +175,13 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         for (const b of [output, ...free]) buffers.give(b);
       })
       .catch((err: unknown) => {
+        if (err instanceof WorkerStartError && shareWork) poolDown = true;
         for (const i of indexes) {
           if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
-          // The pool was closed during the batch: no worker failed, and the
-          // batch it had taken is finished here.
-          if (pool.closed) scanHere(i);
+          // The pool was closed during the batch, or no worker could start:
+          // no worker failed on these items, and they are finished here
+          // (unless this thread is to stay free: then each item says why it has nothing).
+          if (pool.closed || poolDown) scanHere(i);
           else {
             entries[i] = [];
             errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
@@ -185,7 +193,6 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // Keep every worker busy with one slice; while they all are, the calling
   // thread (unless told to stay free) scans the next slice itself, then yields
   // so finished slices are collected and their workers fed again.
-  const shareWork = options.callingThreadScans ?? true;
   let next = 0;
   let running = 0;
   await new Promise<void>((resolve, reject) => {
