@@ -198,19 +198,22 @@ describe("tool-artifacts scan", () => {
     const file = join(dir, "mixed.jsonl");
     const badIndex = JSON.stringify({ thread_id: "t", call_index: -1, message: { tool_call_id: "c10", content: "/mnt/user-data/10.txt" } });
     const lines = [good(1), "{not json", good(3), "[1,2]", "", JSON.stringify({ message: { tool_call_id: "x", content: "y" } }), good(7), JSON.stringify({ thread_id: "t", message: 5 }), good(9), badIndex];
-    writeFileSync(file, lines.join("\n") + "\n");
+    // A path saved as Latin-1: decoded, it would be /mnt/user-data/caf\ufffd.txt.
+    const latin1 = Buffer.concat([Buffer.from('{"thread_id":"t","message":{"tool_call_id":"c11","content":"/mnt/user-data/caf'), Buffer.from([0xe9]), Buffer.from('.txt"}}\n')]);
+    writeFileSync(file, Buffer.concat([Buffer.from(lines.join("\n") + "\n"), latin1]));
     for (const threads of THREADS) {
       const r = cli(["scan", file, "--threads", threads]);
       expect(r.status).toBe(1);
       expect(rows(r.stdout).map((e) => e.tool_call_id)).toEqual(["c1", "c3", "c7", "c9"]);
       const reported = r.stderr.trimEnd().split("\n");
-      expect(reported).toHaveLength(5);
+      expect(reported).toHaveLength(6);
       expect(reported[0]).toMatch(new RegExp(`^${file}:2: invalid JSON: `));
       expect(reported.slice(1)).toEqual([
         `${file}:4: expected a JSON object, got an array`,
         `${file}:6: no thread_id`,
         `${file}:8: message is not an object`,
         `${file}:10: call_index must be a non-negative integer`,
+        `${file}:11: not valid UTF-8 (JSON lines must be UTF-8: was the file saved in another encoding?)`,
       ]);
     }
   });

@@ -448,9 +448,10 @@ const CASES: Case[] = [
   ["every escape in content", M('"content":"\\n\\t\\"\\\\\\/ \\u00e9 \\u2028 \\ud83d\\ude00 \\ud800 \\u0001 \\/mnt\\/user-data\\/\\u00e9.csv \\u002fmnt/user-data/\\u0061.png https:\\/\\/x.io\\/\\ud83d\\ude00.png"'), { entries: 3 }],
   ["lone surrogates in refs", M('"content":"/mnt/user-data/\\ud800.csv /mnt/user-data/\\udfff\\ud800x.png https://x.io/\\udc00.png","artifact":{"structured_content":{"path":"/mnt/user-data/\\ud800.txt"}}'), { entries: 4 }],
   ["raw non-ASCII", M('"content":"é 中 𝄞 /mnt/user-data/数据/𝄞.csv https://例子.测试/é.png\u2028/mnt/user-data/x\u00a0y.txt"'), { entries: 3 }],
-  ["invalid UTF-8 inside strings", bytesOf('{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/', [0xff], "a.csv /mnt/user-data/", [0xc3], ".csv /mnt/user-data/", [0xed, 0xa0, 0x80], ".png /mnt/user-data/", [0xc0, 0xaf], 'x.txt"}}'), { entries: 4 }],
+  // Decoded, each invalid byte would be U+FFFD: references nothing can open, so the line is bad.
+  ["invalid UTF-8 inside strings", bytesOf('{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/', [0xff], "a.csv /mnt/user-data/", [0xc3], ".csv /mnt/user-data/", [0xed, 0xa0, 0x80], ".png /mnt/user-data/", [0xc0, 0xaf], 'x.txt"}}'), { entries: 0, failures: 1 }],
   ["invalid UTF-8 outside strings", bytesOf('{"thread_id":"t",', [0xff], '"message":{}}'), { failures: 1 }],
-  ["invalid UTF-8 in a key and in a payload", bytesOf('{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","artifact":{"structured_content":{"pa', [0xff], 'th":"/a.csv","path":"/b', [0xe2, 0x82], '.csv"}},"content":"x"}}'), { entries: 1 }],
+  ["invalid UTF-8 in a key and in a payload", bytesOf('{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","artifact":{"structured_content":{"pa', [0xff], 'th":"/a.csv","path":"/b', [0xe2, 0x82], '.csv"}},"content":"x"}}'), { entries: 0, failures: 1 }],
   ["content as a JSON string of blocks", M('"content":' + JSON.stringify(JSON.stringify([{ type: "text", text: "see /mnt/user-data/a.csv" }, { type: "image", url: "https://x.io/i.png" }]))), { entries: 2 }],
   ["content as the JSON of one text block with structuredContent", M('"content":' + JSON.stringify(JSON.stringify({ type: "text", text: '{"path":"/mnt/user-data/a.csv"}', structuredContent: { path: "/mnt/user-data/a.csv", job_id: "j1" } }))), { entries: 2 }],
   ["content as JSON of an unknown block type is prose", M('"content":' + JSON.stringify(JSON.stringify([{ type: "audio", url: "/mnt/user-data/a.csv" }]))), { entries: 1 }],

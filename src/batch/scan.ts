@@ -2,6 +2,7 @@
  * The scanning work itself, the same on the calling thread and in a worker:
  * one item, a packed slice of items, or a chunk of archive lines.
  */
+import { isUtf8 } from "node:buffer";
 import { extractArtifacts, type ExtractOptions } from "../extract.js";
 import { scanOptionsProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
@@ -90,10 +91,22 @@ function lineIndexed(item: NormalizedItem, lineNumber: number): NormalizedItem {
   return anonymous ? { ...item, callIndex: lineNumber } : item;
 }
 
-/** One line (its text, newline excluded; `line` its number in the chunk) through JSON.parse and extractArtifacts. */
-function scanLine(text: string, line: number, options: LineScanOptions, probe: ItemProbe | undefined, acc: LineAcc): void {
+/**
+ * One line (bytes start..end of `buf`, newline excluded; `line` its number in
+ * the chunk) through JSON.parse and extractArtifacts.
+ */
+function scanLine(buf: Buffer, start: number, end: number, line: number, options: LineScanOptions, probe: ItemProbe | undefined, acc: LineAcc): void {
   const { result } = acc;
+  const text = buf.toString("utf8", start, end);
   if (text.trim() === "") return;
+  // Decoding puts U+FFFD for each invalid byte: a Latin-1 `café.txt` would
+  // come out as `caf\ufffd.txt`, a reference nothing can open, and two such
+  // names one handle. The engine leaves such lines to this path, so this is
+  // the one check.
+  if (text.includes("\ufffd") && !isUtf8(buf.subarray(start, end))) {
+    result.failures.push({ line, reason: "not valid UTF-8 (JSON lines must be UTF-8: was the file saved in another encoding?)" });
+    return;
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -126,7 +139,7 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
   for (let start = 0; start < buf.length; ) {
     const nl = buf.indexOf(NEWLINE, start);
     const end = nl === -1 ? buf.length : nl;
-    scanLine(buf.toString("utf8", start, end), ++acc.result.lines, options, probe, acc);
+    scanLine(buf, start, end, ++acc.result.lines, options, probe, acc);
     start = end + 1;
   }
   return acc;
@@ -157,7 +170,7 @@ function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { cre
       continue;
     }
     left++;
-    scanLine(buf.toString("utf8", piece.start, piece.end), piece.line, options, undefined, acc);
+    scanLine(buf, piece.start, piece.end, piece.line, options, undefined, acc);
   }
   result.lines = scanned.lines + left;
   result.entries += scanned.entries;
