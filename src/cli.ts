@@ -151,6 +151,12 @@ async function openInput(file: string): Promise<Input> {
     const stat = await handle.stat();
     if (stat.isDirectory()) throw new Error(`EISDIR: is a directory, open '${file}'`);
     const fh = handle;
+    // A pipe by name (`scan /dev/stdin`, `scan <(tail -f log)`, a FIFO) may
+    // pause: read as stdin is, so its entries come as its lines do; it has no size.
+    if (!stat.isFile()) {
+      const source = streamSource(fh.createReadStream({ autoClose: false }));
+      return { name: file, source: readErrors(source), close: () => fh.close() };
+    }
     // Read straight into the scanner's buffers: no stream, no intermediate copies.
     const source = { read: async (into: Uint8Array) => (await fh.read(into, 0, into.byteLength, null)).bytesRead };
     return { name: file, source: readErrors(source), size: stat.size, close: () => fh.close() };

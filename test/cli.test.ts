@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type SpawnSyncOptions } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -160,9 +160,13 @@ describe("tool-artifacts scan", () => {
     expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(EXAMPLE_ENTRIES.map((e) => e[2]));
   });
 
-  it.each(THREADS)("from a pipe that pauses (a live log), writes the lines read so far before more come (--threads %s)", async (threads) => {
+  // On stdin ("-"), or a pipe named as the file (a FIFO, as `scan <(tail -f log)` gives).
+  it.each(THREADS.flatMap((threads) => ["stdin", "a named pipe"].map((input) => [input, threads])))("from a pipe that pauses (a live log), writes the lines read so far before more come (%s, --threads %s)", async (input, threads) => {
     const line = (n: number) => `${JSON.stringify({ thread_id: "live", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/live-${n}.txt` } })}\n`;
-    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", "-", "--threads", threads], { cwd: ROOT });
+    const fifo = join(dir, `live-${threads}.fifo`);
+    if (input !== "stdin") expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", input === "stdin" ? "-" : fifo, "--threads", threads], { cwd: ROOT });
+    const feed = input === "stdin" ? child.stdin : createWriteStream(fifo);
     let stdout = "";
     let stderr = "";
     child.stderr.on("data", (d: Buffer) => (stderr += d));
@@ -180,16 +184,17 @@ describe("tool-artifacts scan", () => {
       });
     try {
       // Three lines, then the pipe stays open: their entries must come while it does.
-      child.stdin.write(line(1) + line(2) + line(3));
+      feed.write(line(1) + line(2) + line(3));
       await entries(3);
       expect(rows(stdout).map((e) => e.real_ref)).toEqual([1, 2, 3].map((n) => `/mnt/user-data/live-${n}.txt`));
-      child.stdin.end(line(4));
+      feed.end(line(4));
       const [code] = (await once(child, "exit")) as [number];
       expect(code).toBe(0);
       expect(rows(stdout).map((e) => e.real_ref)).toEqual([1, 2, 3, 4].map((n) => `/mnt/user-data/live-${n}.txt`));
       expect(stderr).toBe("");
     } finally {
       if (child.exitCode === null) child.kill();
+      feed.destroy();
     }
   });
 
