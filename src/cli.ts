@@ -59,10 +59,14 @@ function prefixes(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
-// Invisible in a terminal, so a reason quoting them would show less than it holds.
-const INVISIBLE = /[\u200b-\u200f\u2060-\u2064\ufeff]/g;
+// Format characters (Unicode Cf): invisible in a terminal, or reordering the
+// line (the Arabic letter mark, as the bidi overrides do), so a reason quoting
+// them would show other than it holds: zero-width spaces, U+FEFF, soft
+// hyphens, tag characters that can spell hidden text.
+const INVISIBLE = /\p{Cf}/gu;
 function escapeChar(c: string): string {
-  const code = c.charCodeAt(0);
+  const code = c.codePointAt(0)!;
+  if (code > 0xffff) return `\\u{${code.toString(16)}}`;
   return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
 }
 
