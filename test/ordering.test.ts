@@ -38,6 +38,11 @@ describe("orderMiddleware", () => {
     expect(names(out)).toEqual(["tool-artifacts-resolution", "authorization", "retry", "tool-artifacts-capture", "tool-artifacts-projection"]);
   });
 
+  it("brings forward several middlewares in the host's order among them", () => {
+    const out = orderMiddleware([mw("summarization"), mw("a", { before: ["summarization"] }), mw("b", { before: ["summarization"] })]);
+    expect(names(out)).toEqual(["a", "b", "summarization"]);
+  });
+
   it("keeps a list that already satisfies every constraint exactly as given", () => {
     const list = [mw("tool-receipt"), capture(), mw("summarization"), resolution(), ...POLICIES.map((p) => mw(p)), projection()];
     expect(orderMiddleware(list)).toEqual(list);

@@ -275,6 +275,18 @@ describe("projectionMiddleware", () => {
     expect(block).toContain(`(${40 - lines.length} older entries not shown: over the 500-character budget)`);
   });
 
+  it("the budget stops at the first entry that does not fit: no older, shorter one after a gap", async () => {
+    // Oldest to newest: short, long, short. The long one does not fit beside
+    // the newest; the short oldest one would, but showing it would hide that
+    // the one between is missing, and make the count of older ones untrue.
+    const long = "x".repeat(40);
+    const entries = [entry(1), entry(2, { display_name: long, tool_name: long, mime_type: long }), entry(3)];
+    const { seen } = await runTurn({ entries, options: { artifactBudgetChars: 240, labelMaxChars: 40 } });
+    const block = blockText(seen);
+    expect(handleLines(block).map((line) => line.slice(0, 12))).toEqual(["art_00000003"]);
+    expect(block).toContain("(2 older entries not shown: over the 240-character budget)");
+  });
+
   it("always shows the newest entry: labels are cut as shown, escaped, and the budget must hold a full line", async () => {
     // 100 characters that escape to 6 each: cut before escaping, the line
     // took 4 × 39 × 6 characters, over the budget, and no handle was shown.

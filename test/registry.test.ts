@@ -80,6 +80,14 @@ describe("mergeToolArtifacts", () => {
     expect(handles(out)).toEqual(["b", "a"]);
   });
 
+  it("an evicted handle that comes back is appended as new in a long update too", () => {
+    // Nine entries before the trim: the reducer looks handles up by index, not by scanning back.
+    const fresh = Array.from({ length: 9 }, (_, i) => entry(`h${i}`));
+    const out = mergeToolArtifacts([], [...fresh, { op: "trim_to", keep: 1 }, entry("h0", { consumed_by: ["c"] })]);
+    expect(handles(out)).toEqual(["h8", "h0"]);
+    expect(out[1]!.consumed_by).toEqual(["c"]);
+  });
+
   it("trim_to 0 empties the registry", () => {
     expect(mergeToolArtifacts([entry("a")], [{ op: "trim_to", keep: 0 }])).toEqual([]);
   });

@@ -176,6 +176,15 @@ describe("resolution in a real agent", () => {
     for (const h of recent.slice(10)) expect(text).not.toContain(h);
   });
 
+  it("names exactly ten missing handles without an \"and N more\"", async () => {
+    const missing = Array.from({ length: 10 }, (_, i) => `art_${(0xfff0 - i * 7).toString(16).padStart(8, "0")}`);
+    const { agent } = buildAgent([{ tool_calls: [{ name: "read_file", args: { path: missing.join(" ") } }] }, { content: "ok" }]);
+    const result = await agent.invoke({ messages: [new HumanMessage("read")] }, { configurable: { thread_id: "ten" } });
+    const text = String(toolMessages(result.messages)[0]!.content);
+    expect(text).toContain(`handles ${[...missing].sort().join(", ")}.`);
+    expect(text).not.toMatch(/and \d+ more/);
+  });
+
   it.each<[string, ToolArtifactsConfigInput]>([
     ["resolveHandlesInArgs off", { resolveHandlesInArgs: false }],
     ["the feature disabled", { enabled: false }],
