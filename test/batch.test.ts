@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
+import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { BufferPool } from "../src/batch/buffers.js";
 import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
@@ -296,6 +296,18 @@ describe("scanBatch", () => {
     expect(decodeEntries(unpackRecords(output)[0])).toMatchObject([{ real_ref: "/mnt/user-data/a.txt", created_at: CREATED_AT }]);
   });
 
+  it("the worker hands its result's buffers over to be moved, not copied", async () => {
+    const { transferableSymbol, valueSymbol } = await import("piscina");
+    const handle = await (await import("../src/batch/worker.js")).default;
+    const records: string[] = [];
+    writeItem(normalizeItem({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } }), records);
+    const moved = handle({ kind: "records", input: packRecords(records), spare: new ArrayBuffer(1 << 16), options: { createdAt: CREATED_AT } }) as unknown as Record<symbol, unknown>;
+    const { output, free } = moved[valueSymbol] as { output: ArrayBuffer; free: ArrayBuffer[] };
+    const transferred = moved[transferableSymbol] as ArrayBuffer[];
+    expect(transferred).toHaveLength(1 + free.length);
+    expect([output, ...free].every((b, i) => transferred[i] === b)).toBe(true);
+  });
+
   it("a worker dying mid-batch fails only its slice, loses and duplicates nothing, and the pool keeps serving", async () => {
     const crashing = new ScanPool({ threads: 2, faults: { exitOnThreadId: "crash" } });
     try {
@@ -323,6 +335,36 @@ describe("scanBatch", () => {
       expect(next.entries).toEqual(expected(again));
     } finally {
       await crashing.close();
+    }
+  });
+
+  it("reports errors by ascending index, whichever thread failed first", async () => {
+    // Slice 0 goes to a worker that dies on it, while the calling thread scans a later slice with a bad item.
+    const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "crash" } });
+    try {
+      const items: unknown[] = corpus(64);
+      items[0] = { threadId: "crash", message: { tool_call_id: "c0", content: "/mnt/user-data/x.txt" } };
+      items[60] = null;
+      const result = await scanBatch(items as BatchItem[], { pool: crashing, poolThreshold: 0, createdAt: CREATED_AT });
+      const order = result.errors.map((e) => e.index);
+      expect(order).toContain(0);
+      expect(order).toContain(60);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+    } finally {
+      await crashing.close();
+    }
+  });
+
+  it("uses the pool from POOL_THRESHOLD items, not below", async () => {
+    // A pool that cannot start, with the calling thread kept free: each item sent to it fails.
+    const broken = new ScanPool({ threads: 1, faults: { failStartup: true } });
+    try {
+      const below = await scanBatch(corpus(POOL_THRESHOLD - 1), { pool: broken, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(below.errors).toEqual([]);
+      const at = await scanBatch(corpus(POOL_THRESHOLD), { pool: broken, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(at.errors).toHaveLength(POOL_THRESHOLD);
+    } finally {
+      await broken.close();
     }
   });
 

@@ -484,6 +484,7 @@ const CASES: Case[] = [
   ["mirror of a rejected payload", M(`"content":${JSON.stringify(JSON.stringify(JSON.parse(nodes(1030))))},"artifact":{"structured_content":${nodes(1030)}}`), { rejected: 1, entries: 1028 }],
   ["repeated refs within and across sources", M('"content":[{"type":"text","text":"/mnt/user-data/a.csv /mnt/user-data/a.csv https://x.io/i.png"},{"type":"image","url":"https://x.io/i.png"},"/mnt/user-data/a.csv"],"artifact":{"structured_content":{"files":["/mnt/user-data/a.csv","/mnt/user-data/a.csv"]}}'), { entries: 2 }],
   ["hundreds of refs in one line", M(`"content":${JSON.stringify(MANY.join(" ") + " " + MANY.map((_, i) => `https://x.io/${i}.png`).join(" "))},"artifact":{"structured_content":{"files":${JSON.stringify(MANY)}}}`), { entries: 650 }],
+  ["free-text refs of exactly 4096 bytes (kept) and 4097 (dropped)", [4077, 4078].map((n) => M(`"content":"see /mnt/user-data/${"n".repeat(n)}.csv now"`)).join("\n"), { entries: 1 }],
   ["a ref over 4096 bytes, task ids about 256 code points", M(`"content":"/mnt/user-data/${"n".repeat(4100)}.csv","artifact":{"structured_content":{"path":"/${"é".repeat(2047)}","task_id":"${"t".repeat(256)}","job_id":"${"t".repeat(257)}"}}`), { entries: 2 }],
   ["a data fallback about 4096 bytes", [4087, 4088, 4089].map((n) => M(`"content":"ok","artifact":{"structured_content":{"n":"${"x".repeat(n)}"}}`)).join("\n"), { entries: 2 }],
   ["a text over 1 MiB that starts like JSON is prose", M(`"content":"[ /mnt/user-data/big.csv ${"y".repeat(1 << 20)}"`), { entries: 1 }],
