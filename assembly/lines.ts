@@ -1270,11 +1270,11 @@ function line(start: usize, end: usize, work: usize): u32 {
     callAt = slotStart(K_TOOL_CALL_ID) + 1;
     callLen = slotEnd(K_TOOL_CALL_ID) - callAt - 1;
   }
-  // An empty id is no id (extract.ts's occurrenceId).
-  hasId = slotKind(K_ID) == V_STRING && slotEnd(K_ID) - slotStart(K_ID) > 2;
-  if (hasId) {
+  hasId = false;
+  if (slotKind(K_ID) == V_STRING) {
     idAt = slotStart(K_ID) + 1;
     idLen = slotEnd(K_ID) - idAt - 1;
+    hasId = idLen > 0; // an empty id is none (extract.ts's occurrenceIdOf)
   }
   // No id and no tool_call_id: its line number is its call index (scan.ts's lineIndexed).
   anonymous = !hasId && callLen == 0;

@@ -120,6 +120,14 @@ function items(value: unknown): unknown[] | undefined {
 const isObject = (v: unknown): v is object => v !== null && typeof v === "object";
 const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+/**
+ * A message's id as its occurrence id: a non-empty string, else none. Capture
+ * reads an empty id as none too (it then counts the result's occurrences for
+ * the call index), and so does the CLI; taken as an id, it would seed the
+ * handle with both.
+ */
+export const occurrenceIdOf = (id: unknown): string | undefined => (typeof id === "string" && id !== "" ? id : undefined);
+
 function withinRefBytes(ref: string): boolean {
   // A UTF-16 unit is at most 3 UTF-8 bytes; only long refs need counting.
   return ref.length * 3 <= MAX_REF_BYTES || Buffer.byteLength(ref, "utf8") <= MAX_REF_BYTES;
@@ -515,9 +523,7 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   if (!isObject(message) || read(message, "status") === "error") return [];
   const toolName = asString(read(message, "name")) || "unknown";
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
-  // An empty id is no id, as capture reads it (it then counts the result's
-  // occurrences instead): taking it as one would seed the handle with both.
-  const occurrenceId = asString(read(message, "id")) || undefined;
+  const occurrenceId = occurrenceIdOf(read(message, "id"));
   const content = read(message, "content");
   // No engine data is in use between extractions: memory a huge earlier
   // result grew is given back before an ordinary one (the estimate is what a

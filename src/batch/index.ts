@@ -133,11 +133,12 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const shareWork = options.callingThreadScans ?? true;
   /** No worker could start: as the CLI does, a calling thread that scans anyway takes the rest. */
   let poolDown = false;
+  /** Closed during the batch, or down: no worker fails on what is left, which is scanned here. */
+  const scanLeftHere = () => pool.closed || poolDown;
 
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
   const send = (first: number, end: number): Promise<void> => {
-    // Closed during the batch: what is left is scanned here (see the catch below).
-    if (pool.closed || poolDown) {
+    if (scanLeftHere()) {
       for (let i = first; i < end; i++) scanHere(i);
       return Promise.resolve();
     }
@@ -178,10 +179,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         if (err instanceof WorkerStartError && shareWork) poolDown = true;
         for (const i of indexes) {
           if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
-          // The pool was closed during the batch, or no worker could start:
-          // no worker failed on these items, and they are finished here
-          // (unless this thread is to stay free: then each item says why it has nothing).
-          if (pool.closed || poolDown) scanHere(i);
+          // Unless this thread is to stay free: then each item says why it has nothing.
+          if (scanLeftHere()) scanHere(i);
           else {
             entries[i] = [];
             errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));

@@ -3,7 +3,7 @@
  * one item, a packed slice of items, or a chunk of archive lines.
  */
 import { isUtf8 } from "node:buffer";
-import { extractArtifacts, type ExtractOptions } from "../extract.js";
+import { extractArtifacts, occurrenceIdOf, type ExtractOptions } from "../extract.js";
 import { scanOptionsProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
@@ -86,8 +86,8 @@ function newAcc(): LineAcc {
  */
 function lineIndexed(item: NormalizedItem, lineNumber: number): NormalizedItem {
   const { id, tool_call_id } = item.message;
-  // An empty id tells nothing apart either (capture does not take it for one).
-  const anonymous = item.callIndex === undefined && (typeof id !== "string" || id === "") && (typeof tool_call_id !== "string" || tool_call_id === "");
+  // An empty call id tells nothing apart either.
+  const anonymous = item.callIndex === undefined && occurrenceIdOf(id) === undefined && (typeof tool_call_id !== "string" || tool_call_id === "");
   return anonymous ? { ...item, callIndex: lineNumber } : item;
 }
 

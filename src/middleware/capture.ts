@@ -16,7 +16,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
-import { extractArtifacts } from "../extract.js";
+import { extractArtifacts, occurrenceIdOf } from "../extract.js";
 import { argumentHandles, isArgumentsObject } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
@@ -36,8 +36,7 @@ export interface CaptureUpdate {
   tool_artifact_processed: string[];
 }
 
-/** Where the thread id may come from, as LangChain hands it to a hook. */
-/** Where a run's thread id may be: what capture and delegation read of a runtime. */
+/** Where a run's thread id may be, as LangChain hands it to a hook or a tool: what capture and delegation read. */
 export interface CaptureRuntime {
   configurable?: { thread_id?: unknown } | null;
   context?: { thread_id?: unknown } | null;
@@ -197,7 +196,7 @@ interface ToolCallLike {
 type MessageLike = BaseMessage & { tool_call_id?: unknown; tool_calls?: readonly ToolCallLike[] };
 
 function messageIdOf(message: MessageLike): string | null {
-  return typeof message.id === "string" && message.id !== "" ? message.id : null;
+  return occurrenceIdOf(message.id) ?? null;
 }
 
 function callIdOf(call: ToolCallLike | undefined): string {
