@@ -14,8 +14,7 @@ import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { CONTROL_CHARS, TABLE_HEADER, type OutputFormat } from "./batch/format.js";
-import { ScanPool } from "./batch/pool.js";
-import { archiveThreads } from "./batch/threads.js";
+import { archivePool, archiveThreads } from "./batch/threads.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
 import { sandboxPrefixesProblem } from "./types.js";
 
@@ -214,8 +213,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   // redrawn into the entries printed there.
   const progress = process.stderr.isTTY && !process.stdout.isTTY ? progressLine(source.size) : undefined;
   const threads = scanThreads(flags.threads, source.size);
-  // This thread scans too, so `threads` counts it beside the workers.
-  const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
+  const pool = archivePool(threads);
   const write = stdoutWriter();
   // Counted here too: a scan that ends early (`| head`) returns no summary.
   let failed = 0;

@@ -5,7 +5,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { POOL_MIN_ARCHIVE_BYTES, archiveThreads } from "../src/batch/index.js";
+import { POOL_MIN_ARCHIVE_BYTES, archivePool, archiveThreads } from "../src/batch/index.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const EXAMPLE = join(ROOT, "examples/archive.jsonl");
@@ -244,6 +244,16 @@ describe("tool-artifacts scan", () => {
     expect(POOL_MIN_ARCHIVE_BYTES).toBe(256 * MiB);
     expect([archiveThreads(1, 2), archiveThreads(256 * MiB - 1, 2), archiveThreads(256 * MiB, 2), archiveThreads(undefined, 2)]).toEqual([1, 1, 2, 2]);
     expect([archiveThreads(1, 1), archiveThreads(1, 3), archiveThreads(undefined, 8), archiveThreads(0, 4)]).toEqual([1, 3, 8, 4]);
+  });
+
+  it("scans with --threads N on N - 1 workers, since the calling thread scans too; one thread makes no pool", async () => {
+    expect(archivePool(1)).toBeUndefined();
+    for (const threads of [2, 3, 8]) {
+      const pool = archivePool(threads)!;
+      expect(pool.threads).toBe(threads - 1);
+      expect(pool.workers).toEqual([]); // no worker before a chunk is given
+      await pool.close();
+    }
   });
 
   it("defaults --threads to 1 for a small file below 3 cores, else to the core count; piped stdin takes the core count", () => {

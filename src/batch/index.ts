@@ -19,7 +19,7 @@ import { scanNormalized, scanOptionsOf, type ScanOptions } from "./scan.js";
 export type { BatchItem } from "./items.js";
 export type { BatchItemError } from "./errors.js";
 export { ScanPool, type ScanPoolOptions } from "./pool.js";
-export { archiveThreads, MIN_CORES_FOR_SHARED_POOL, POOL_MIN_ARCHIVE_BYTES } from "./threads.js";
+export { archivePool, archiveThreads, MIN_CORES_FOR_SHARED_POOL, POOL_MIN_ARCHIVE_BYTES } from "./threads.js";
 
 /**
  * Below this many items a batch runs on the calling thread. Set from the run

@@ -1,5 +1,6 @@
-/** How many threads to scan with, where the pool would not pay. */
+/** How many threads to scan an archive with (one where the pool would not pay), and the pool for them. */
 import { availableParallelism } from "node:os";
+import { ScanPool } from "./pool.js";
 
 /**
  * With fewer cores scanBatch's shared pool is not used: by the per-item
@@ -26,4 +27,13 @@ export const POOL_MIN_ARCHIVE_BYTES = 256 * 1024 * 1024;
 export function archiveThreads(inputBytes: number | undefined, cores = availableParallelism()): number {
   if (cores < MIN_CORES_FOR_SHARED_POOL && inputBytes !== undefined && inputBytes < POOL_MIN_ARCHIVE_BYTES) return 1;
   return cores;
+}
+
+/**
+ * The pool to scan an archive with `threads` threads. The calling thread
+ * scans too (scanArchive's `alsoScanHere`), so it is `threads - 1` workers,
+ * and none for one thread. The pool starts no worker until it is given a chunk.
+ */
+export function archivePool(threads: number): ScanPool | undefined {
+  return threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
 }
