@@ -125,7 +125,9 @@ const ledgerMembers = new WeakMap<readonly string[], { set: Set<string>; length:
 /** Ledger reducer: additive, de-duplicated, order kept, never trimmed. Non-strings are ignored. */
 export function mergeProcessed(existing: readonly string[] | null | undefined, update: readonly unknown[] | null | undefined): string[] {
   let base = Array.isArray(existing) ? (existing as string[]) : [];
-  if (!Array.isArray(update) || update.length === 0) return base;
+  // No early return for an empty update: a stored ledger this reducer did
+  // not write is cleaned then too, as the registry's reducer cleans its junk.
+  const updates: readonly unknown[] = Array.isArray(update) ? update : [];
 
   const cached = ledgerMembers.get(base);
   let seen: Set<string>;
@@ -140,7 +142,7 @@ export function mergeProcessed(existing: readonly string[] | null | undefined, u
     if (seen.size !== base.length) base = [...seen];
   }
   const added: string[] = [];
-  for (const key of update) {
+  for (const key of updates) {
     if (typeof key === "string" && !seen.has(key)) {
       seen.add(key);
       added.push(key);

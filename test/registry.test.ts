@@ -123,6 +123,15 @@ describe("mergeProcessed", () => {
     expect(mergeProcessed(["a"], [1, null, {}, "b"])).toEqual(["a", "b"]);
     expect(mergeProcessed(["a"], [])).toEqual(["a"]);
     expect(mergeProcessed(undefined, ["a"])).toEqual(["a"]);
+    const own = mergeProcessed([], ["a", "b"]);
+    expect(mergeProcessed(own, [])).toBe(own);
+    expect(mergeProcessed(own, null)).toBe(own);
+  });
+
+  it("cleans a stored ledger it did not write on an empty update too, as the registry's reducer does", () => {
+    const stored = ["a", 5, "a", null, "b"] as unknown as string[];
+    for (const update of [[], null, undefined, "junk"] as unknown[][]) expect(mergeProcessed(stored, update)).toEqual(["a", "b"]);
+    expect(stored).toEqual(["a", 5, "a", null, "b"]); // not modified
   });
 
   it("drops junk and repeats a stored ledger holds (a checkpoint it did not write), first occurrences in order", () => {
