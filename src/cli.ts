@@ -169,9 +169,10 @@ async function openInput(file: string): Promise<Input> {
   }
 }
 
-function printStats(s: ArchiveSummary, threads: number, stoppedEarly = false): void {
+/** `poolLost`: a worker could not start, so this thread scanned the rest (the rate is then one thread's). */
+function printStats(s: ArchiveSummary, threads: number, { stoppedEarly = false, poolLost = false } = {}): void {
   // A short archive starts no worker: say how much the workers took.
-  const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers` : "";
+  const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers${poolLost ? "; a worker could not start" : ""}` : "";
   process.stderr.write(
     (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that\n" : "") +
       `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
@@ -219,6 +220,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   let failed = 0;
   // The counts so far, for --stats when the scan ends early.
   let latest: ArchiveSummary = EMPTY_SUMMARY;
+  let poolLost = false;
   const stopClearing = progress && clearOnSignal(progress);
   try {
     if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
@@ -240,17 +242,18 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
         progress?.update(p);
       },
       onPoolUnavailable: (err) => {
+        poolLost = true;
         progress?.clear();
         process.stderr.write(`tool-artifacts: ${err.message}; scanning on this thread alone\n`);
       },
     });
     progress?.clear();
-    if (flags.stats) printStats(summary, threads);
+    if (flags.stats) printStats(summary, threads, { poolLost });
     return summary.failed > 0 ? EXIT_FAILED_LINES : 0;
   } catch (err) {
     progress?.clear();
     if ((err as NodeJS.ErrnoException).code === "EPIPE") {
-      if (flags.stats) printStats(latest, threads, true);
+      if (flags.stats) printStats(latest, threads, { stoppedEarly: true, poolLost });
       return failed > 0 ? EXIT_FAILED_LINES : 0;
     }
     if (err instanceof InputError) {

@@ -96,7 +96,7 @@ describe("tool-artifacts scan", () => {
       const [code] = (await once(child, "exit")) as [number];
       expect(code).toBe(0);
       expect(stderr).toMatch(/^tool-artifacts: scan worker could not start: cannot load Piscina: .*Cannot find package 'piscina'.*; scanning on this thread alone\n/);
-      expect(stderr).toMatch(/\(2 threads, 0 of \d+ chunks on workers\)\n$/);
+      expect(stderr).toMatch(/\(2 threads, 0 of \d+ chunks on workers; a worker could not start\)\n$/);
       expect(rows(stdout)).toHaveLength(50_000);
     } finally {
       if (child.exitCode === null) child.kill();
