@@ -8,7 +8,7 @@
  * too, and the ToolMessage that records it is marked for capture.
  */
 import { createMiddleware, ToolMessage } from "langchain";
-import { parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
+import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigSource } from "../config.js";
 import { argumentHandles, findHandles, resolveHandles } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { currentEntries, isUsableEntry, registryStateSchema } from "../registry.js";
@@ -67,7 +67,10 @@ export function unknownHandlesMessage(missing: readonly string[], registry: unkn
  * const agent = createAgent({ model, tools, middleware: orderMiddleware([authorization, resolutionMiddleware(config)]) });
  * ```
  */
-export function resolutionMiddleware(input?: ToolArtifactsConfigSource) {
+export function resolutionMiddleware(input?: ToolArtifactsConfigSource, options?: never) {
+  // It takes no options: ones passed as captureMiddleware and
+  // projectionMiddleware take theirs would otherwise be ignored unseen.
+  if (options !== undefined) throw new ToolArtifactsConfigError("resolutionMiddleware", "takes no options, only the config");
   const config = parseToolArtifactsConfig(input);
   const active = config.enabled && config.resolveHandlesInArgs;
   const middleware = createMiddleware({

@@ -255,6 +255,11 @@ describe("the resolution hook on its own", () => {
     expect(await resolved({ tool_artifacts: { resolve_handles_in_args: false } })).toBe("no hook");
     expect(() => resolutionMiddleware({ maxEntries: 5 })).toThrow(ToolArtifactsConfigError);
     expect(() => resolutionMiddleware({ resolveHandlesInArg: false } as never)).toThrow(/resolveHandlesInArg/);
+    // Options, as the other middlewares take, would be ignored unseen.
+    const withOptions = resolutionMiddleware as (config: unknown, options: unknown) => unknown;
+    expect(() => withOptions({}, { maxEntries: 5 })).toThrow("Invalid tool-artifacts config: resolutionMiddleware: takes no options, only the config");
+    expect(() => withOptions({}, null)).toThrow(ToolArtifactsConfigError);
+    expect(withOptions({}, undefined)).toHaveProperty("name", "tool-artifacts-resolution");
   });
 
   it("declares its ordering constraints", () => {
