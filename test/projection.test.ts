@@ -135,9 +135,17 @@ describe("projectionMiddleware", () => {
 
   it("makes the notice the system message when there is none", async () => {
     const { seen } = await runTurn({ entries: [entry(1)], systemPrompt: "" });
-    expect(expectOneSystemMessageThenBlock(seen).content).toBe(NOTICE);
+    expect(expectOneSystemMessageThenBlock(seen).content).toEqual([{ type: "text", text: NOTICE }]);
     const { seen: unprompted } = await runTurn({ entries: [entry(1)], systemPrompt: null });
-    expect(expectOneSystemMessageThenBlock(unprompted).content).toBe(NOTICE);
+    expect(expectOneSystemMessageThenBlock(unprompted).content).toEqual([{ type: "text", text: NOTICE }]);
+  });
+
+  it("keeps the notice apart from text a later middleware adds when there was no system message", async () => {
+    // As a string the notice would run straight into it: "...before the tool runs.Today is Monday."
+    for (const systemPrompt of ["", null]) {
+      const { seen } = await runTurn({ entries: [entry(1)], systemPrompt, around: (p) => [p, dynamicSystemPromptMiddleware(() => "Today is Monday.")] });
+      expect(textParts(expectOneSystemMessageThenBlock(seen))).toEqual([NOTICE, "Today is Monday."]);
+    }
   });
 
   it("joins a string system message as its last paragraph", async () => {

@@ -355,12 +355,13 @@ function afterLeadingSystem(messages: readonly BaseMessage[]): number {
  * langchain's `dynamicSystemPromptMiddleware` extends one (`concat`): a string
  * prompt gets it as its last paragraph, block content as one more text block.
  * An absent or empty message (no text, nothing else: what createAgent makes
- * of an empty prompt) becomes the notice.
+ * of an empty prompt) becomes the notice, as one text block: a string
+ * message would take text a later middleware concats with no break between.
  */
 function withNotice(system: SystemMessage | undefined, notice: string): SystemMessage {
   const content = system?.content ?? "";
   if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
-    return new SystemMessage(notice);
+    return new SystemMessage({ content: [{ type: "text", text: notice }] });
   }
   // A plain copy first: a SystemMessageChunk passes SystemMessage.isInstance, but its own concat takes only chunks.
   const plain = new SystemMessage({ content, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
