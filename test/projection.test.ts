@@ -471,3 +471,81 @@ describe("projectionMiddleware", () => {
     expect(captureMiddleware({ enabled: false }).name).toBe("tool-artifacts-capture");
   });
 });
+
+/** The projection's hook alone: the request the model would get (edge cases a hand mutation run found untested). */
+async function project(entries: ArtifactEntry[], { config = {}, options = {}, systemMessage = new SystemMessage("Be careful.") }: { config?: ToolArtifactsConfigInput; options?: ProjectionOptions; systemMessage?: SystemMessage } = {}) {
+  const hook = projectionMiddleware(parseToolArtifactsConfig(config), options).wrapModelCall!;
+  let seen: { messages: BaseMessage[]; systemMessage: SystemMessage } | undefined;
+  const handler = (request: NonNullable<typeof seen>) => {
+    seen = request;
+    return new AIMessage("ok");
+  };
+  await hook({ state: { tool_artifacts: entries, messages: [] }, messages: [new HumanMessage("hi")], systemMessage, runtime: {} } as never, handler as never);
+  return seen!;
+}
+const projectedBlock = async (...args: Parameters<typeof project>) => (await project(...args)).messages[0]!.text;
+/** The display name of the block's first handle line. */
+const shownName = (block: string) => block.split("\n").find((l) => l.startsWith("art_"))!.split(" | ")[2];
+
+describe("projection edge cases", () => {
+  it("redacts adjacent matches, a match at the very start, and the longest of two matches at one start", async () => {
+    const rule = (detector: unknown) => ({ config: { piiRules: [{ piiType: "k", detector: detector as RegExp }] } });
+    expect(shownName(await projectedBlock([entry(1, { display_name: "x 42.log" })], rule(/\d/g)))).toBe("x [REDACTED_K][REDACTED_K].log");
+    expect(shownName(await projectedBlock([entry(1, { display_name: "sk1 key" })], rule(/sk\d/g)))).toBe("[REDACTED_K] key");
+    const both = () => [
+      { text: "ab", start: 0, end: 2 },
+      { text: "abcd", start: 0, end: 4 },
+    ];
+    expect(shownName(await projectedBlock([entry(1, { display_name: "abcd.txt" })], rule(both)))).toBe("[REDACTED_K].txt");
+  });
+
+  it("shows a line or paragraph separator in a label as a space", async () => {
+    expect(shownName(await projectedBlock([entry(1, { display_name: "a\u2028b\u2029c.pdf" })]))).toBe("a b c.pdf");
+  });
+
+  it("indents a section line broken by a lone carriage return", async () => {
+    expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Notes", render: () => "one\rtwo" }] } })).toContain("## Notes\n  one\n  two\n");
+  });
+
+  it("never cuts a label inside a surrogate pair", async () => {
+    expect(shownName(await projectedBlock([entry(1, { display_name: "a".repeat(18) + "\u{1F600}xyz" })], { options: { labelMaxChars: 20 } }))).toBe("a".repeat(18) + "…");
+  });
+
+  it("leaves out a section whose body is only whitespace", async () => {
+    expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Blank", render: () => " \n\t" }] } })).not.toContain("## Blank");
+  });
+
+  it("restates the latest summary when the messages hold more than one", () => {
+    const summary = (text: string) => new HumanMessage({ content: text, additional_kwargs: { lc_source: "summarization" } });
+    expect(conversationSummarySection().render({ state: {}, messages: [summary("old"), new HumanMessage("x"), summary("new")], runtime: {} } as never)).toBe("new");
+  });
+
+  it("shows only the strings of a text channel that holds an array", () => {
+    expect(stateTextSection("notes", "Notes").render({ state: { notes: ["a", 5, null, "b"] }, messages: [], runtime: {} } as never)).toBe("a\nb");
+  });
+
+  it("refuses an artifact budget under 200 even where a line of the shortest labels fits", () => {
+    expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 150, labelMaxChars: 16 })).toThrow(ToolArtifactsConfigError);
+    expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 200, labelMaxChars: 16 })).not.toThrow();
+  });
+
+  it("keeps a system message's non-text blocks: only a message of empty text alone becomes the notice", async () => {
+    const image = { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } };
+    const { systemMessage } = await project([entry(1)], { systemMessage: new SystemMessage({ content: [{ type: "text", text: "" }, image] }) });
+    expect(systemMessage.content).toEqual([{ type: "text", text: "" }, image, { type: "text", text: NOTICE }]);
+  });
+
+  it("a section reading messages leaves the messages channel as it is (declaring it would replace the history)", async () => {
+    const section = { title: "Count", stateKeys: ["messages"], render: ({ state }: SectionView) => `messages ${(state.messages as unknown[]).length}` };
+    const agent = createAgent({
+      model: new ScriptedChatModel([{ content: "one" }, { content: "two" }]),
+      tools: [],
+      middleware: [projectionMiddleware(parseToolArtifactsConfig({}), { sections: [section] }) as unknown as AgentMiddleware],
+      checkpointer: new MemorySaver(),
+    });
+    const thread = { configurable: { thread_id: "sections-messages" } };
+    await agent.invoke({ messages: [new HumanMessage("a")], tool_artifacts: [entry(1)] } as never, thread);
+    const second = await agent.invoke({ messages: [new HumanMessage("b")] } as never, thread);
+    expect(second.messages.map((m: BaseMessage) => m.text)).toEqual(["a", "one", "b", "two"]);
+  });
+});
