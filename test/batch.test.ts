@@ -4,9 +4,11 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { BufferPool } from "../src/batch/buffers.js";
+import { formatEntries } from "../src/batch/format.js";
 import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
 import { extractArtifacts } from "../src/extract.js";
+import type { ArtifactEntry } from "../src/types.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -628,5 +630,60 @@ describe("output format", () => {
     } finally {
       use(Original);
     }
+  });
+});
+
+describe("scanBatch edge cases", () => {
+  it("takes a tool message with its own artifact beside a data field as the message, not as the stored form", async () => {
+    const message = { type: "tool", name: "export", id: "m1", artifact: { structured_content: { files: ["/data/out.csv"] } }, data: { rows: 3 } };
+    const { entries, errors } = await scanBatch([{ threadId: "t", message }], { createdAt: CREATED_AT });
+    expect(errors).toEqual([]);
+    expect(entries[0]!.map((e) => e.real_ref)).toEqual(["/data/out.csv"]);
+  });
+
+  it("scans free text with the sandbox prefixes it is given, in place of the default", async () => {
+    const message = { type: "tool", tool_call_id: "c", content: "wrote /data/out.csv and /mnt/user-data/a.txt" };
+    const { entries } = await scanBatch([{ threadId: "t", message }], { sandboxPrefixes: ["/data/"], createdAt: CREATED_AT });
+    expect(entries[0]!.map((e) => e.real_ref)).toEqual(["/data/out.csv"]);
+  });
+
+  it("names the tool call of a failed item given in stored or serialized form", async () => {
+    const stored = { type: "tool", data: { tool_call_id: "c9", content: "x" } };
+    const serialized = { lc: 1, type: "constructor", id: ["langchain_core", "messages", "ToolMessage"], kwargs: { tool_call_id: "c8", content: "x" } };
+    const { errors } = await scanBatch([
+      { threadId: "t", message: stored, callIndex: -1 },
+      { threadId: "t", message: serialized, callIndex: -1 },
+    ]);
+    expect(errors.map((e) => e.toolCallId)).toEqual(["c9", "c8"]);
+    expect(errors[0]!.error).toMatch(/^item 0 \(thread "t", tool call "c9"\): callIndex must be/);
+  });
+
+  it("does not report a threadId that is no string as the item's thread", async () => {
+    const { errors } = await scanBatch([{ threadId: 5 as never, message: { type: "tool", tool_call_id: "c", content: "x" } }]);
+    expect(errors[0]).toMatchObject({ index: 0, threadId: undefined, toolCallId: "c" });
+    expect(errors[0]!.error).toMatch(/^item 0 \(tool call "c"\): threadId must be a non-empty string/);
+  });
+});
+
+describe("table cells", () => {
+  const tableRow = (threadId: string, patch: Partial<ArtifactEntry> = {}) => {
+    const e: ArtifactEntry = { handle: "art_0000abcd", tool_name: "t", tool_call_id: "c", call_index: 0, artifact_type: "file", display_name: "a.txt", real_ref: "/mnt/user-data/a.txt", created_at: CREATED_AT, ...patch };
+    const out: string[] = [];
+    formatEntries(threadId, [e], "table", out);
+    return out.join("");
+  };
+
+  it("shows bidirectional isolates and C1 controls as blanks", () => {
+    const row = tableRow("a\u2067b\x9bc\u2069");
+    expect(row).not.toMatch(/[\u2066-\u2069\x80-\x9f]/);
+    expect(row.startsWith("a b c ")).toBe(true);
+  });
+
+  it("keeps every column before the ellipsis of a cut cell", () => {
+    expect(tableRow("t", { display_name: "n".repeat(40) })).toContain(` ${"n".repeat(27)}… /mnt/user-data/a.txt`);
+  });
+
+  it("gives a lone combining mark no column", () => {
+    expect(tableRow("\u0300").indexOf("art_")).toBe(1 + 16 + 1);
   });
 });

@@ -458,3 +458,28 @@ describe("tool-artifacts scan", () => {
     }
   });
 });
+
+describe("tool-artifacts scan: options at their edges", () => {
+  it("exits 0 for --version and --help", () => {
+    expect(cli(["--version"]).status).toBe(0);
+    expect(cli(["scan", "--help"]).status).toBe(0);
+  });
+
+  it("--stats with one thread says one thread, and nothing of workers", () => {
+    expect(cli(["scan", EXAMPLE, "--stats", "--threads", "1"]).stderr).toMatch(/ MB\/s \(1 thread\)\n$/);
+  });
+
+  it("refuses a --threads past the safe integers rather than rounding it", () => {
+    expect(cli(["scan", EXAMPLE, "--threads", "99999999999999999999"]).status).toBe(2);
+  });
+
+  it("--sandbox-prefix replaces the prefixes free text is scanned with", () => {
+    const file = join(dir, "prefix.jsonl");
+    writeFileSync(file, JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: "wrote /data/out.csv and /mnt/user-data/a.txt" } }) + "\n");
+    for (const threads of THREADS) {
+      const r = cli(["scan", file, "--threads", threads, "--sandbox-prefix", "/data/"]);
+      expect(r.status).toBe(0);
+      expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(["/data/out.csv"]);
+    }
+  });
+});

@@ -150,6 +150,9 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { "resolve-handles-in-args": false } } as never))).toBe("tool_artifacts.resolve-handles-in-args");
     expect(() => parseToolArtifactsConfig({ models, tool_artifacts: {}, piiRule: [] } as never)).toThrow(/piiRule: unknown option; did you mean piiRules\?/);
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: {}, sandbox_prefixes: ["/w/"] } as never))).toBe("sandbox_prefixes");
+    // At the edges: two edits of a short option (a transposition), a key three letters shorter than a long one.
+    expect(() => parseToolArtifactsConfig({ tool_artifacts: { enabeld: false } } as never)).toThrow(/tool_artifacts\.enabeld: unknown option; did you mean enabled\?/);
+    expect(() => parseToolArtifactsConfig({ tool_artifacts: { inject_model_ctxt: false } } as never)).toThrow(/did you mean inject_model_context\?/);
     // Keys far from every option are the file's or Python's, as before; undefined is no key.
     expect(parseToolArtifactsConfig({ models, tool_artifacts: { enabled: false, sandbox_prefixes: ["/w/"], future_key: 1 }, piiRule: undefined } as never)).toEqual({ ...DEFAULTS, enabled: false });
   });

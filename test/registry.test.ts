@@ -114,6 +114,13 @@ describe("mergeToolArtifacts", () => {
   });
 });
 
+describe("mergeToolArtifacts: a trim whose keep is no integer", () => {
+  it("is ignored, not rounded", () => {
+    const five = ["a", "b", "c", "d", "e"].map((h) => entry(h));
+    expect(mergeToolArtifacts(five, [{ op: "trim_to", keep: 2.5 }])).toEqual(five);
+  });
+});
+
 describe("mergeProcessed", () => {
   it("adds new keys in order, de-duplicated", () => {
     expect(mergeProcessed(["a", "b"], ["b", "c", "c", "d"])).toEqual(["a", "b", "c", "d"]);
@@ -160,6 +167,9 @@ describe("mergeProcessed", () => {
     const first = mergeProcessed([], ["a", "b"]);
     first.pop();
     expect(mergeProcessed(first, ["b"])).toEqual(["a", "b"]);
+    const grown = mergeProcessed([], ["a"]);
+    grown.push("b");
+    expect(mergeProcessed(grown, ["b", "c"])).toEqual(["a", "b", "c"]);
   });
 });
 

@@ -222,6 +222,14 @@ describe("the resolution hook on its own", () => {
     return new ToolMessage({ content: "ran", tool_call_id: "c1" });
   };
 
+  it("takes a repeated handle's latest entry when a call names several handles", async () => {
+    const [A, B] = ["art_0000000a", "art_0000000b"];
+    const registry = [entry(B, "/mnt/user-data/b.txt"), entry(A, "/mnt/user-data/a-old.txt"), entry(A, "/mnt/user-data/a-new.txt")];
+    const seen: { toolCall: { args: unknown } }[] = [];
+    await hook()({ toolCall: { id: "c1", name: "t", args: { a: A, b: B } }, tool: undefined, state: { messages: [], tool_artifacts: registry }, runtime: {} } as never, passThrough(seen) as never);
+    expect(seen[0]!.toolCall.args).toEqual({ a: "/mnt/user-data/a-new.txt", b: "/mnt/user-data/b.txt" });
+  });
+
   it("hands over the very same request for non-object args and args without handles", async () => {
     for (const args of [REPORT, [REPORT], null, { path: "/x" }]) {
       const seen: unknown[] = [];

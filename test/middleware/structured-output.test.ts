@@ -11,7 +11,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { z } from "zod";
 import { extractArtifacts } from "../../src/extract.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
-import { markStructuredResponse, STRUCTURED_RESPONSE_MARK } from "../../src/middleware/structured.js";
+import { isStructuredResponseMessage, markStructuredResponse, STRUCTURED_RESPONSE_MARK } from "../../src/middleware/structured.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
 import type { ToolArtifactsConfigInput } from "../../src/config.js";
 import { ScriptedChatModel, type ScriptedReply } from "../../src/testing/scripted-model.js";
@@ -152,6 +152,11 @@ describe("structured output", () => {
 });
 
 describe("markStructuredResponse", () => {
+  it("counts only the mark true: capture skips a marked message, so a stray 1 or \"true\" must not hide a tool result", () => {
+    for (const mark of [1, "true", {}]) expect(isStructuredResponseMessage({ additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: mark } })).toBe(false);
+    expect(isStructuredResponseMessage({ additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: true } })).toBe(true);
+  });
+
   it("marks a copy of the answer that keeps every field of the original", () => {
     const call = new AIMessage({ id: "ai-1", content: "", tool_calls: [{ id: "call-1", name: "Answer", args: { a: 1 } }] });
     const answer = new ToolMessage({
