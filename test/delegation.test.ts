@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ToolArtifactsConfigError } from "../src/config.js";
 import { buildChildInitialState, childThreadId, createTaskTool, TASK_TOOL_NAME, type SubAgent } from "../src/delegation.js";
+import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
+import type { ArtifactEntry } from "../src/types.js";
 
 /** A tool that records the thread id each of its calls ran under. */
 const threadReporter = (threads: unknown[]) =>
@@ -209,5 +211,58 @@ describe("createTaskTool", () => {
     expect(taskTool.name).toBe("task");
     expect(taskTool.description).toContain("researcher");
     expect(Object.keys((taskTool.schema as z.ZodObject).shape).sort()).toEqual(["description", "subagent_type"]);
+  });
+});
+
+type LeadResult = { messages: BaseMessage[]; tool_artifacts: ArtifactEntry[] };
+
+describe("createTaskTool: reports with artifacts, and call-less delegations", () => {
+  it("hands back a string report together with the artifact of the returnDirect tool the child ended on, even with no text", async () => {
+    const FILE = "https://files.example.com/reports/final.pdf";
+    const QUIET = "https://files.example.com/reports/quiet.pdf";
+    const publisherTool = (name: string, text: string, file: string) =>
+      tool(async () => [text, { structured_content: { file } }], { name, description: "Publish", schema: z.object({}), returnDirect: true, responseFormat: "content_and_artifact" });
+    const child = (name: string, text: string, file: string) =>
+      createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name, args: {} }] }]), tools: [publisherTool(name, text, file)], middleware: [...toolArtifactsMiddleware()] });
+    const leadModel = new ScriptedChatModel([
+      { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "loud", description: "Publish it." } }] },
+      { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "quiet", description: "Publish it quietly." } }] },
+      { content: "ok" },
+    ]);
+    const lead = createAgent({
+      model: leadModel,
+      tools: [createTaskTool({ agents: { loud: child("publish", "Published.", FILE), quiet: child("publish_quietly", "", QUIET) } })],
+      middleware: [...toolArtifactsMiddleware()],
+    });
+    const result = (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-artifact" } })) as unknown as LeadResult;
+    const reports = result.messages.filter((m): m is ToolMessage => ToolMessage.isInstance(m));
+    expect(reports.map((m) => [m.name, m.status, m.content, m.artifact])).toEqual([
+      [TASK_TOOL_NAME, "success", "Published.", { structured_content: { file: FILE } }],
+      // No text, but an artifact: a report all the same.
+      [TASK_TOOL_NAME, "success", "", { structured_content: { file: QUIET } }],
+    ]);
+    expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([
+      [TASK_TOOL_NAME, FILE],
+      [TASK_TOOL_NAME, QUIET],
+    ]);
+  });
+
+  it("gives call-less delegations of one task to two sub-agents from one graph node two threads", async () => {
+    const threads: unknown[] = [];
+    const worker = () => createAgent({ model: new ScriptedChatModel([{ tool_calls: [{ name: "who_am_i", args: {} }] }, { content: "done" }]), tools: [threadReporter(threads)] });
+    const task = createTaskTool({ agents: { a: worker(), b: worker() } });
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode("delegate", async () => {
+        const first = await task.invoke({ subagent_type: "a", description: "same work" });
+        const second = await task.invoke({ subagent_type: "b", description: "same work" });
+        return { messages: [new HumanMessage(`${String(first)} ${String(second)}`)] };
+      })
+      .addEdge(START, "delegate")
+      .addEdge("delegate", END)
+      .compile({ checkpointer: new MemorySaver() });
+    await graph.invoke({ messages: [] }, { configurable: { thread_id: "custom-two" } });
+    expect(threads).toHaveLength(2);
+    for (const t of threads) expect(t).toMatch(/^custom-two\/task\/no-call-id-[0-9a-f]{32}$/);
+    expect(threads[1]).not.toBe(threads[0]);
   });
 });

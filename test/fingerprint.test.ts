@@ -107,3 +107,9 @@ describe("canonicalJson", () => {
     expect(canonicalJson({ a: 1, b: 2 })).toBe(canonicalJson({ b: 2, a: 1 }));
   });
 });
+
+describe("canonicalJson: numbers JSON cannot write", () => {
+  it("spells numbers JSON cannot write as strings, not as null", () => {
+    expect(canonicalJson([Infinity, -Infinity, NaN, null])).toBe('["Infinity","-Infinity","NaN",null]');
+  });
+});

@@ -128,3 +128,14 @@ describe("resolveHandles", () => {
     expect((Object.getOwnPropertyDescriptor(out, "__proto__")!.value as Record<string, unknown>).polluted).toBe(refs.get(A));
   });
 });
+
+describe("resolveHandles: shared subtrees", () => {
+  it("resolves a subtree shared by siblings (no cycle) wherever it appears", () => {
+    const shared = { path: A };
+    const input = { first: shared, second: shared, list: [shared, [shared]] };
+    const out = resolveHandles(input, refs);
+    const resolved = { path: "/mnt/user-data/a.txt" };
+    expect(out).toEqual({ first: resolved, second: resolved, list: [resolved, [resolved]] });
+    expect(shared.path).toBe(A); // the input is untouched
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { createMiddleware, summarizationMiddleware } from "langchain";
+import { captureMiddleware } from "../src/middleware/capture.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 import { MiddlewareOrderingError, orderMiddleware, orderingName, withConstraints, type OrderingConstraints } from "../src/ordering.js";
 
@@ -172,5 +173,27 @@ describe("orderMiddleware properties", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("withConstraints: constraints the middleware carries", () => {
+  it("keeps the `before` constraints the middleware already carries", () => {
+    const twice = withConstraints(withConstraints(mw("audit"), { before: ["a"] }), { before: ["b", "a"] });
+    expect(twice.constraints).toEqual({ before: ["a", "b"], after: [] });
+    // Capture's own constraint survives a host adding one: it still goes before summarization.
+    const capture = withConstraints(captureMiddleware(), { after: ["tool-receipt"] });
+    expect(capture.constraints).toEqual({ before: ["summarization"], after: ["tool-receipt"] });
+    const summarization = summarizationMiddleware({ model: new ScriptedChatModel([]), trigger: { messages: 50 } });
+    expect(names(orderMiddleware([summarization, capture]))).toEqual(["tool-artifacts-capture", "SummarizationMiddleware"]);
+  });
+});
+
+describe("orderMiddleware: a built-in and its alias", () => {
+  it("ignores a constraint between a built-in's own name and its alias: the same middleware", () => {
+    // Both count as `summarization`; a constraint between them is one on itself.
+    const list = [mw("SummarizationMiddleware"), mw("summarization", { before: ["SummarizationMiddleware"] })];
+    expect(orderMiddleware(list)).toEqual(list);
+    const twins = [mw("summarization", { after: ["summarization"] }), mw("SummarizationMiddleware", { after: ["summarization"] })];
+    expect(orderMiddleware(twins)).toEqual(twins);
   });
 });

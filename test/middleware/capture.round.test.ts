@@ -344,3 +344,60 @@ describe("capture round", () => {
   });
 });
 
+describe("capture round: rules a mutation run found unpinned", () => {
+  it("keys and counts a call whose id is not a string by the id's text", () => {
+    const hook = capture();
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0]!;
+    const message = new AIMessage({ id: "ai-1", content: "", tool_calls: [{ id: "c1", name: "read", args: { p: known.handle }, type: "tool_call" }] });
+    // A provider (or a restored raw state) may hand a numeric id.
+    (message.tool_calls![0] as { id: unknown }).id = 7;
+    const s = state([message], [known], [resultKey("tm-0", "w0")]);
+    const update = hook(s, run)!;
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "7", 0)]);
+    expect(update.tool_artifacts).toEqual([{ ...known, consumed_by: ["7"] }]);
+    expect(hook(apply(s, update), run)).toBeUndefined();
+  });
+
+  it("looks again at a recorded id-less result: an id assigned in place later re-keys it, as a fresh middleware does", () => {
+    const hook = capture();
+    const message = result(undefined, "w1", "/mnt/user-data/a.txt");
+    let s = state([message]);
+    s = apply(s, hook(s, run));
+    // Recorded: nothing new, with the same message objects.
+    expect(hook(s, run)).toBeUndefined();
+    // As summarization's ensureMessageIds does, in place and in the same array.
+    message.id = "assigned-later";
+    const update = hook(s, run);
+    const fresh = capture()(s, run)!;
+    expect(update!.tool_artifact_processed).toEqual(fresh.tool_artifact_processed);
+    expect(update!.tool_artifact_processed).toEqual([resultKey("assigned-later", "w1")]);
+    const handles = (u: CaptureUpdate) => u.tool_artifacts.map((e) => ("handle" in e ? [e.handle, e.real_ref] : e));
+    expect(handles(update!)).toEqual(handles(fresh));
+    expect(handles(update!)).toEqual([[generateHandle(THREAD, "w1", 0, 0, "assigned-later"), "/mnt/user-data/a.txt"]]);
+  });
+
+  it("trims a registry over maxEntries even in a round with nothing new to record", () => {
+    const n = 12;
+    const messages = Array.from({ length: n }, (_, i) => result(`tm-${i}`, `w${i}`, `/mnt/user-data/f${i}.txt`));
+    const registry = messages.map((m) => extractArtifacts(m, { threadId: THREAD })[0]!);
+    const ledger = messages.map((_, i) => resultKey(`tm-${i}`, `w${i}`));
+    // Everything recorded under a larger cap; the agent now runs with a smaller one.
+    expect(capture({ maxEntries: n })(state(messages, registry, ledger), run)).toBeUndefined();
+    const update = capture({ maxEntries: 10 })(state(messages, registry, ledger), run);
+    expect(update).toEqual({ tool_artifacts: [{ op: "trim_to", keep: 10 }], tool_artifact_processed: [], messages: [] });
+    expect(mergeToolArtifacts(registry, update!.tool_artifacts).map((e) => e.real_ref)).toEqual(registry.slice(2).map((e) => e.real_ref));
+  });
+
+  it("scans and records a result that appears twice in one history once", () => {
+    let scans = 0;
+    const counting: typeof extractArtifacts = (m, o) => {
+      scans++;
+      return extractArtifacts(m, o);
+    };
+    const message = result("tm-1", "w1", "/mnt/user-data/a.txt");
+    const update = capture({}, counting)(state([message, message]), run)!;
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+    expect(update.tool_artifacts).toHaveLength(1);
+    expect(scans).toBe(1);
+  });
+});
