@@ -555,3 +555,35 @@ describe("scanArchive", () => {
     });
   });
 });
+
+/** A JSON line of exactly `bytes` bytes (newline excluded) naming `ref`. */
+function lineOfBytes(bytes: number, ref: string): string {
+  const head = JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: `${ref} ` } });
+  const pad = bytes - head.length;
+  const line = JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: `${ref} ${"x".repeat(pad)}` } });
+  expect(Buffer.byteLength(line)).toBe(bytes);
+  return line;
+}
+
+describe("maxLineBytes", () => {
+  it("a line of exactly maxLineBytes bytes, its newline not yet read, is still scanned", async () => {
+    const line = lineOfBytes(2048, "/mnt/user-data/edge.txt");
+    const input = Buffer.from(`${line}\n{"thread_id":"t","message":{"tool_call_id":"d","content":"/mnt/user-data/next.txt"}}\n`);
+    // Two reads of 1024 bytes hold the whole line but not its newline; the next read brings it.
+    const r = await run(pieces(input, [1024, 1024, 1, 4096]), { chunkBytes: 1024, maxLineBytes: 2048 });
+    expect(r.failures).toEqual([]);
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/edge.txt"');
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/next.txt"');
+    expect(r.summary).toMatchObject({ lines: 2, failed: 0, entries: 2 });
+  });
+
+  it("one byte more is skipped, and the line after it keeps its number", async () => {
+    const line = lineOfBytes(2049, "/mnt/user-data/edge.txt");
+    const input = Buffer.from(`${line}\n{"thread_id":"t","message":{"tool_call_id":"d","content":"/mnt/user-data/next.txt"}}\n{bad\n`);
+    const r = await run(pieces(input, [1024, 1025, 1, 4096]), { chunkBytes: 1024, maxLineBytes: 2048 });
+    expect(r.failures.map((f) => f.line)).toEqual([1, 3]);
+    expect(r.failures[0].reason).toBe("line longer than 2048 bytes, skipped");
+    expect(r.output).not.toContain("edge.txt");
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/next.txt"');
+  });
+});

@@ -7,6 +7,8 @@ import { BufferPool } from "../src/batch/buffers.js";
 import { formatEntries } from "../src/batch/format.js";
 import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
+import type { ScanResult, ScanTask } from "../src/batch/protocol.js";
+import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/scan.js";
 import { extractArtifacts } from "../src/extract.js";
 import type { ArtifactEntry } from "../src/types.js";
 
@@ -685,5 +687,69 @@ describe("table cells", () => {
 
   it("gives a lone combining mark no column", () => {
     expect(tableRow("\u0300").indexOf("art_")).toBe(1 + 16 + 1);
+  });
+});
+
+describe("unpackRecords", () => {
+  it("rejects a table whose ends go backwards instead of reading garbage", () => {
+    const buffer = packRecords(["abc", "def", "ghi"]);
+    // Record 1 ends before record 0 does.
+    new Uint32Array(buffer, 0, 4)[2] = 1;
+    expect(() => unpackRecords(buffer)).toThrow(/record 1 ends at 1, outside 3\.\.9/);
+  });
+});
+
+describe("ScanPool options", () => {
+  it.each([0, -1, 1.5, Number.NaN])("threads %s is a RangeError", (threads) => {
+    expect(() => new ScanPool({ threads })).toThrow(RangeError);
+    expect(() => new ScanPool({ threads })).toThrow(`threads must be a positive integer, got ${threads}`);
+  });
+
+  it("threads 1 is accepted", async () => {
+    const pool = new ScanPool({ threads: 1 });
+    expect(pool.threads).toBe(1);
+    await pool.close();
+  });
+});
+
+/** A pool whose "worker" scans on this thread and corrupts the last record of each slice it returns. */
+class CorruptingPool extends ScanPool {
+  override async run(task: ScanTask): Promise<ScanResult> {
+    if (task.kind !== "records") throw new Error("records only");
+    const records = unpackRecords(scanRecords(task.input, task.options));
+    records[records.length - 1] = "[not json";
+    return { output: packRecords(records), free: [] };
+  }
+}
+
+describe("scanBatch with a worker result corrupt part way", () => {
+  it("keeps the items decoded before the corrupt record, and fails only the rest", async () => {
+    // 12 items on one thread: slices of 3 (sliceSize), each slice's third record corrupt.
+    const items: BatchItem[] = Array.from({ length: 12 }, (_, i) => ({
+      threadId: "t",
+      message: { tool_call_id: `c${i}`, name: "w", content: `/mnt/user-data/f${i}.txt` },
+    }));
+    const pool = new CorruptingPool({ threads: 1 });
+    const r = await scanBatch(items, { pool, poolThreshold: 1, callingThreadScans: false, createdAt: "2025-01-02T03:04:05.000Z" });
+    expect(r.entries.map((e) => e.map((x) => x.real_ref))).toEqual(items.map((_, i) => (i % 3 === 2 ? [] : [`/mnt/user-data/f${i}.txt`])));
+    expect(r.errors.map((e) => e.index)).toEqual([2, 5, 8, 11]);
+    expect(r.errors[0].error).toMatch(/not scanned, the worker scanning items 0\.\.2 failed/);
+    // What the decoded items hold is what the calling thread would give.
+    const here = await scanBatch(items, { createdAt: "2025-01-02T03:04:05.000Z" });
+    expect(encodeEntries(r.entries[0])).toBe(encodeEntries(here.entries[0]));
+  });
+});
+
+describe("archive lines holding U+FFFD", () => {
+  it("a line with a literal U+FFFD (valid UTF-8) is scanned, not rejected as another encoding", () => {
+    const line = JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: "see /mnt/user-data/\ufffd.txt" } });
+    const bytes = new TextEncoder().encode(line + "\n");
+    const options = { format: "jsonl" as const, createdAt: "2025-01-02T03:04:05.000Z" };
+    for (const packed of [scanLinesPackedJs(bytes, options), scanLinesPacked(bytes, options), scanLinesPacked(bytes, { ...options, format: "table" as const })]) {
+      const result = unpackLineResult(packed);
+      expect(result.failures).toEqual([]);
+      expect(result.entries).toBe(1);
+      expect(Buffer.from(result.output).toString("utf8")).toContain("/mnt/user-data/\ufffd.txt");
+    }
   });
 });

@@ -890,3 +890,53 @@ describe("engine memory", () => {
     expect(held, `${(held / 2 ** 20).toFixed(1)} MiB held`).toBeLessThan(8 << 20);
   });
 });
+
+describe("JSON text: a list under a known key", () => {
+  it("goes through the structured walk whole, not through the free-text scan", () => {
+    // Scanned as free text, a path runs to the next blank: `/mnt/user-data/my`.
+    const content = JSON.stringify({ files: ["/mnt/user-data/my report.csv"] });
+    expect(refs(extract({ tool_call_id: "c", name: "t", content }))).toEqual(["/mnt/user-data/my report.csv"]);
+  });
+
+  it("as a text block too", () => {
+    const text = JSON.stringify({ urls: ["/mnt/user-data/a b.pdf"], note: "see /mnt/user-data/n.txt" });
+    expect(refs(extract({ tool_call_id: "c", name: "t", content: [{ type: "text", text }] }))).toEqual([
+      "/mnt/user-data/a b.pdf",
+      "/mnt/user-data/n.txt",
+    ]);
+  });
+});
+
+describe("url block mime type", () => {
+  it("a block's own mimeType is taken before its mime_type (as the lines engine does)", () => {
+    const block = { type: "file", url: "https://x.example/a.pdf", mimeType: "application/pdf", mime_type: "text/plain" };
+    const [entry] = extract({ tool_call_id: "c", name: "t", content: [block] });
+    expect(entry.mime_type).toBe("application/pdf");
+  });
+
+  it("a source object's mime_type is taken before its mimeType", () => {
+    const block = { type: "image", source: { url: "https://x.example/a.png", mime_type: "image/png", mimeType: "image/jpeg" } };
+    const [entry] = extract({ tool_call_id: "c", name: "t", content: [block] });
+    expect(entry.mime_type).toBe("image/png");
+  });
+});
+
+describe("options.callIndex", () => {
+  it.each([2 ** 53, Number.MAX_VALUE])("%s (an integer, but not a safe one) is a TypeError even when the result gives no entries", (callIndex) => {
+    expect(() => extract({ content: "" }, { callIndex })).toThrow(/options\.callIndex must be a non-negative integer/);
+  });
+});
+
+describe("created_at", () => {
+  it("is read from the clock once per result: every entry of the result has the same time", () => {
+    let ticks = 0;
+    const now = () => `2025-01-02T03:04:0${ticks++}.000Z`;
+    const entries = extract(
+      { tool_call_id: "c", name: "t", content: "/mnt/user-data/a.txt /mnt/user-data/b.txt https://x.example/c.png" },
+      { now },
+    );
+    expect(entries).toHaveLength(3);
+    expect(entries.map((e) => e.created_at)).toEqual(Array(3).fill("2025-01-02T03:04:00.000Z"));
+    expect(ticks).toBe(1);
+  });
+});
