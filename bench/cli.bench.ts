@@ -183,12 +183,13 @@ writeFileSync(
   `import { open } from "node:fs/promises";
 import { ScanPool } from "./dist/batch/pool.js";
 import { scanArchive } from "./dist/batch/stream.js";
+import { archivePool } from "./dist/batch/threads.js";
 const threads = Number(process.argv[2]);
 // A probe, one pass on this thread alone: Piscina loaded in the pass ("import"),
 // or a pool's worker starting beside it and given no chunk ("boot").
 const probe = process.argv[4];
 // As the CLI scans: the calling thread and threads - 1 workers.
-const pool = threads > 1 ? new ScanPool({ threads: threads - 1 }) : undefined;
+const pool = archivePool(threads);
 const passes = [];
 for (let pass = 0; pass < (probe ? 1 : ${PASSES}); pass++) {
   const file = await open(process.argv[3]);
