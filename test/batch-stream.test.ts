@@ -587,3 +587,48 @@ describe("maxLineBytes", () => {
     expect(r.output).toContain('"real_ref":"/mnt/user-data/next.txt"');
   });
 });
+
+describe("scanArchive: after a dropped over-long line", () => {
+  it("cuts the next chunk after the newline of the lines kept from the dropping read, so later lines keep their numbers", async () => {
+    // Line 1 is dropped; the read that ends it brings line 2 whole and the start of line 3,
+    // and line 3 (under the limit) is still open when the buffer fills: the cut is at line 2's end.
+    const input = Buffer.from(
+      `${lineOfBytes(5000, "/mnt/user-data/long.txt")}\n` +
+        `{"thread_id":"t","message":{"tool_call_id":"a","content":"/mnt/user-data/a.txt"}}\n` +
+        `${lineOfBytes(1500, "/mnt/user-data/b.txt")}\n{bad\n` +
+        `{"thread_id":"t","message":{"tool_call_id":"d","content":"/mnt/user-data/d.txt"}}\n`,
+    );
+    const r = await run(pieces(input, [1024]), { chunkBytes: 1024, maxLineBytes: 2048 });
+    expect(r.failures.map((f) => f.line)).toEqual([1, 4]);
+    expect(r.failures[0].reason).toBe("line longer than 2048 bytes, skipped");
+    expect(r.failures[1].reason).toMatch(/^invalid JSON: /);
+    expect(r.summary).toMatchObject({ lines: 5, failed: 2, entries: 3 });
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/a.txt"');
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/b.txt"');
+    expect(r.output).toContain('"real_ref":"/mnt/user-data/d.txt"');
+  });
+});
+
+describe("scanArchive with alsoScanHere: the early worker's size threshold", () => {
+  const pool = new ScanPool({ threads: 1 });
+  afterAll(() => pool.close());
+
+  it("an archive said to be exactly WORKER_AFTER_CHUNKS (4) chunks long starts no worker before reading", async () => {
+    const runSpy = vi.spyOn(pool, "run");
+    const line = `{"thread_id":"t","message":{"tool_call_id":"a","content":"/mnt/user-data/a.txt"}}\n`;
+    const inner = streamSource(pieces(Buffer.from(line.repeat(10)), [4096]));
+    let runsAtFirstRead = -1;
+    const watched: ArchiveSource = {
+      read(into) {
+        if (runsAtFirstRead === -1) runsAtFirstRead = runSpy.mock.calls.length;
+        return inner.read(into);
+      },
+    };
+    const summary = await scanArchive(watched, (_bytes, done) => done(), { format: "jsonl", createdAt: CREATED_AT, onFailure() {}, pool, alsoScanHere: true, chunkBytes: 4096, sizeHint: 4 * 4096 });
+    expect(summary.entries).toBe(10);
+    expect(runsAtFirstRead).toBe(0);
+    // ...and, short as it is, none at all.
+    expect(runSpy).not.toHaveBeenCalled();
+    runSpy.mockRestore();
+  });
+});

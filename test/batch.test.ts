@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { BufferPool } from "../src/batch/buffers.js";
 import { formatEntries } from "../src/batch/format.js";
-import { normalizeItem, readItem, writeItem } from "../src/batch/items.js";
+import { itemFromLine, normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
 import type { ScanResult, ScanTask } from "../src/batch/protocol.js";
 import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/scan.js";
@@ -751,5 +751,31 @@ describe("archive lines holding U+FFFD", () => {
       expect(result.entries).toBe(1);
       expect(Buffer.from(result.output).toString("utf8")).toContain("/mnt/user-data/\ufffd.txt");
     }
+  });
+});
+
+describe("archive lines and batch items: shapes at their edges", () => {
+  it("a constructor-shaped object without lc: 1 is no serialized message (it is another kind of message, skipped)", () => {
+    const kwargs = { tool_call_id: "c1", content: "/mnt/user-data/a.txt" };
+    const id = ["langchain_core", "messages", "ToolMessage"];
+    expect(itemFromLine({ thread_id: "t", lc: 1, type: "constructor", id, kwargs })).toMatchObject({ threadId: "t" });
+    expect(itemFromLine({ thread_id: "t", type: "constructor", id, kwargs })).toBeUndefined();
+    expect(itemFromLine({ thread_id: "t", lc: 2, type: "constructor", id, kwargs })).toBeUndefined();
+  });
+
+  it("a tool message with its own tool_call_id beside a data field is the message, not the stored form", () => {
+    const message = { type: "tool", tool_call_id: "own", data: { content: "/mnt/user-data/inner.txt", tool_call_id: "inner" } };
+    const item = normalizeItem({ threadId: "t", message });
+    expect(item.message.tool_call_id).toBe("own");
+    expect(item.message.content).toBeUndefined();
+  });
+
+  it("names callIndex when call_index is null and callIndex is bad", () => {
+    expect(() => itemFromLine({ thread_id: "t", call_index: null, callIndex: -1, message: { tool_call_id: "c", content: "x" } })).toThrow(/^callIndex must be a non-negative integer$/);
+  });
+
+  it("a tool message whose own message field is no object is read flat, not as a wrapper", () => {
+    const line = { thread_id: "t", tool_call_id: "c", message: "a note" };
+    expect(itemFromLine(line)).toEqual({ threadId: "t", message: line, callIndex: undefined });
   });
 });

@@ -483,3 +483,64 @@ describe("tool-artifacts scan: options at their edges", () => {
     }
   });
 });
+
+/** Run `scan file ...args`, close its stdout after the first output (as `| head -1` does), and give its exit code and stderr. */
+async function scanClosedEarly(file: string, args: string[] = []) {
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", file, "--threads", "1", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d));
+  // The reader leaves after the first output: every later write of the child meets a closed pipe.
+  child.stdout!.once("data", () => child.stdout!.destroy());
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stderr };
+}
+
+describe("tool-artifacts scan: stdout closed early (`| head`)", () => {
+  it("ends quietly with exit 0: a closed pipe is no output error", async () => {
+    const file = join(dir, "many.jsonl");
+    writeFileSync(file, manyLines(50_000));
+    const r = await scanClosedEarly(file);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+  });
+
+  it("still exits 1 when a line failed before the pipe closed", async () => {
+    const file = join(dir, "bad-first.jsonl");
+    writeFileSync(file, "{bad\n" + manyLines(50_000));
+    const r = await scanClosedEarly(file);
+    expect(r.stderr).toBe(`${file}:1: invalid JSON: ` + r.stderr.slice(`${file}:1: invalid JSON: `.length));
+    expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(r.code).toBe(1);
+  });
+
+  it("--stats says the scan stopped early and counts only what was written", async () => {
+    const file = join(dir, "many-stats.jsonl");
+    writeFileSync(file, manyLines(50_000));
+    const r = await scanClosedEarly(file, ["--stats"]);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^stopped early: the output was closed; counts are of the chunks written whole before that\nlines \d+, entries \d+, bad lines 0,/);
+    const lines = Number(/lines (\d+),/.exec(r.stderr)![1]);
+    expect(lines).toBeLessThan(50_000);
+  });
+});
+
+describe("tool-artifacts scan: input and stats edges", () => {
+  it("names a bad line read from stdin <stdin>, not the \"-\" given for it", () => {
+    const r = cli(["scan", "-"], { input: "{bad\n" });
+    expect(r.status).toBe(1);
+    expect(r.stderr.startsWith("<stdin>:1: invalid JSON: ")).toBe(true);
+  });
+
+  it("a directory named as the file is refused when opened: no table header first, and the error says it is a directory", () => {
+    const r = cli(["scan", dir, "--format", "table"]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`tool-artifacts: cannot read ${dir}: EISDIR: is a directory, open '${dir}'\n`);
+  });
+
+  it.skipIf(availableParallelism() < 2)("--stats with two threads says how many chunks the worker scanned", () => {
+    const r = cli(["scan", EXAMPLE, "--threads", "2", "--stats"]);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/\(2 threads, \d+ of \d+ chunks on workers\)\n$/);
+  });
+});
