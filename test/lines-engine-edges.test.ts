@@ -1,0 +1,119 @@
+// Engine line-path edges a hand mutation run on assembly/ found no other
+// test pinned down. Each test checks that the engine itself took the line
+// (stats.engineLines), so a pass is not the TypeScript path agreeing with itself.
+import { describe, expect, it } from "vitest";
+import { unpackLineResult } from "../src/batch/packing.js";
+import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
+
+const OPTIONS: LineScanOptions = { format: "jsonl", createdAt: "2025-01-02T03:04:05.000Z" };
+
+function both(line: string) {
+  const bytes = new Uint8Array(Buffer.from(line + "\n", "utf8"));
+  const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+  const engine = unpackLineResult(scanLinesPacked(bytes, OPTIONS, { stats }));
+  const reference = unpackLineResult(scanLinesPackedJs(bytes, OPTIONS));
+  return {
+    stats,
+    engine: Buffer.from(engine.output).toString("utf8"),
+    reference: Buffer.from(reference.output).toString("utf8"),
+    entries: engine.entries,
+  };
+}
+
+describe("engine output JSON: control characters in a reference", () => {
+  // A sandbox path in free text ends at a Python space; C0 controls that are
+  // not spaces (0x10, 0x1a, 0x01) stay in it and come out as \u00XX escapes,
+  // lower-case hex, as JSON.stringify writes them.
+  it.each([
+    ["\u0010", "\\u0010"],
+    ["\u001a", "\\u001a"],
+    ["\u001b", "\\u001b"],
+    ["\u0001", "\\u0001"],
+  ])("writes %j in a ref as %s", (ch, escaped) => {
+    const line = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content: `see /mnt/user-data/a${ch}b.csv now` } });
+    const got = both(line);
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBeGreaterThan(0);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain(`/mnt/user-data/a${escaped}b.csv`);
+  });
+});
+
+describe("engine data entries: the compact size of lone surrogate escapes", () => {
+  // JSON.stringify keeps a lone surrogate as a 6-byte \uXXXX escape; the
+  // engine's compact size must count 6, not the 3 bytes of U+FFFD, or a
+  // payload just over MAX_REF_BYTES (4096) becomes a `data` entry.
+  for (const [count, entries] of [[600, 1], [700, 0]] as const) {
+    it(`${count} lone surrogates: ${entries ? "a data entry" : "too big for one"}`, () => {
+      const payload = `{"x":"${"\\ud800".repeat(count)}"}`;
+      const line = `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
+      const got = both(line);
+      expect(got.engine).toBe(got.reference);
+      expect(got.entries).toBe(entries);
+      // Too big for a data entry, the payload needs no compact copy: the engine keeps the line.
+      if (!entries) expect(got.stats.engineLines).toBe(1);
+    });
+  }
+});
+
+describe("the file gate: C1 controls at the ends of the range", () => {
+  // DESIGN §4: no control characters in a reference; C1 is U+0080..U+009F, both ends included.
+  it.each(["\u007f", "\u0080", "\u009e", "\u009f"])("rejects a path holding %j", async (ch) => {
+    const { isReference, walkStructured } = await import("../src/engine/walk.js");
+    expect(isReference(`/mnt/user-data/a${ch}b.csv`)).toBe(false);
+    expect(walkStructured({ path: `/mnt/user-data/a${ch}b.csv` }).refs).toEqual([]);
+  });
+  it.each(["\u00a1", "\u00ff"])("accepts a path holding %j just past them", async (ch) => {
+    const { isReference } = await import("../src/engine/walk.js");
+    expect(isReference(`/mnt/user-data/a${ch}b.csv`)).toBe(true);
+  });
+});
+
+describe("data entries: plain integers of up to 15 digits", () => {
+  // An integer of at most 15 digits is written by JSON.stringify as it is, so
+  // the engine copies the payload itself; longer or odd numbers go to the host.
+  it.each(["123456789012345", "-123456789012345", "100000000000000"])("takes a payload holding %s in the engine", (n) => {
+    const line = `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"n":${n}}}}}`;
+    const got = both(line);
+    expect(got.engine).toBe(got.reference);
+    expect(got.entries).toBe(1);
+    expect(got.stats.engineLines).toBe(1);
+  });
+});
+
+describe("the file gate: 4096 UTF-8 bytes, U+0800 counted as 3", () => {
+  // U+0800 is the first code point of three UTF-8 bytes.
+  const path = (extra: string) => "/" + "\u0800".repeat(1365) + extra; // 1 + 4095 bytes, then extra
+  it("accepts a path of exactly 4096 bytes", async () => {
+    const { isReference, walkStructured } = await import("../src/engine/walk.js");
+    expect(Buffer.byteLength(path(""), "utf8")).toBe(4096);
+    expect(isReference(path(""))).toBe(true);
+    expect(walkStructured({ path: path("") }).refs).toEqual([{ type: "file", ref: path("") }]);
+  });
+  it("rejects one of 4097 bytes", async () => {
+    const { isReference, walkStructured } = await import("../src/engine/walk.js");
+    expect(isReference(path("a"))).toBe(false);
+    expect(walkStructured({ path: path("a") }).refs).toEqual([]);
+  });
+});
+
+describe("engine display names", () => {
+  // types.ts's displayName: every trailing separator stripped, then the last
+  // segment; a last segment that is a bare scheme or drive ("C:") keeps the whole ref.
+  it.each([
+    ["text", "see /mnt/user-data/out// now"],
+    ["text", "see /mnt/user-data/out/// now"],
+    ["text", "see /mnt/user-data/a:/ now"],
+    ["payload", "C:/"],
+    ["payload", "/x/b:/"],
+    ["payload", "/x/dir//"],
+  ])("in %s: %j", (where, s) => {
+    const message = where === "text"
+      ? { type: "tool", tool_call_id: "c", content: s }
+      : { type: "tool", tool_call_id: "c", content: "ok", artifact: { structured_content: { path: s } } };
+    const got = both(JSON.stringify({ thread_id: "t", message }));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
