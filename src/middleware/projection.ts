@@ -360,13 +360,12 @@ function afterLeadingSystem(messages: readonly BaseMessage[]): number {
  */
 function withNotice(system: SystemMessage | undefined, notice: string): SystemMessage {
   const content = system?.content ?? "";
-  if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
-    return new SystemMessage({ content: [{ type: "text", text: notice }] });
-  }
+  const noticeBlock = new SystemMessage({ content: [{ type: "text", text: notice }] });
+  if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) return noticeBlock;
   // A plain copy first: a SystemMessageChunk passes SystemMessage.isInstance, but its own concat takes only chunks.
   const plain = new SystemMessage({ content, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
   if (typeof content === "string") return plain.concat(`\n\n${notice}`);
-  return plain.concat(new SystemMessage({ content: [{ type: "text", text: notice }] }));
+  return plain.concat(noticeBlock);
 }
 
 /**
