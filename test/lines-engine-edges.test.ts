@@ -117,3 +117,19 @@ describe("engine display names", () => {
     expect(got.engine).toBe(got.reference);
   });
 });
+
+describe("skipped values: nesting up to 512 levels in the engine", () => {
+  // assembly/lines.ts keeps one byte per open container of a skipped value in
+  // a 512-byte buffer: 512 levels stay in the engine, 513 go to the host
+  // (JSON.parse), never a byte past the buffer.
+  it.each([
+    [512, 1, 0],
+    [513, 0, 1],
+  ])("a value %i levels deep under an unknown key", (depth, engineLines, jsLines) => {
+    const deep = "[".repeat(depth) + "]".repeat(depth);
+    const got = both(`{"thread_id":"t","x":${deep},"message":{"type":"tool","tool_call_id":"c","content":"/mnt/user-data/a.csv"}}`);
+    expect(got.stats).toEqual({ engineLines, jsLines });
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
