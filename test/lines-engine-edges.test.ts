@@ -133,3 +133,28 @@ describe("skipped values: nesting up to 512 levels in the engine", () => {
     expect(got.engine).toBe(got.reference);
   });
 });
+
+describe("escaped surrogate pairs are one code point", () => {
+  // "\ud83d\ude00" is U+1F600: four UTF-8 bytes, four in the compact form.
+  // Read as two lone surrogates it would be six bytes each in the compact
+  // size, and a reference holding it would go to the host. Only an escape
+  // in U+DC00..U+DFFF completes a pair: before U+E000 the high one stays lone.
+  const emoji = "\\ud83d\\ude00";
+  it("in a free-text reference", () => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/${emoji}.csv now"}}`);
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain("/mnt/user-data/\u{1f600}.csv");
+  });
+  it("a high surrogate before \\ue000 stays lone", () => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/\\ud83d\\ue000.csv now"}}`);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+  it("in a payload's compact size: 1000 of them fit one data entry", () => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"x":"${emoji.repeat(1000)}"}}}}`);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
