@@ -42,10 +42,11 @@ describe("engine output JSON: control characters in a reference", () => {
 describe("engine data entries: the compact size of lone surrogate escapes", () => {
   // JSON.stringify keeps a lone surrogate as a 6-byte \uXXXX escape; the
   // engine's compact size must count 6, not the 3 bytes of U+FFFD, or a
-  // payload just over MAX_REF_BYTES (4096) becomes a `data` entry.
-  for (const [count, entries] of [[600, 1], [700, 0]] as const) {
-    it(`${count} lone surrogates: ${entries ? "a data entry" : "too big for one"}`, () => {
-      const payload = `{"x":"${"\\ud800".repeat(count)}"}`;
+  // payload just over MAX_REF_BYTES (4096) becomes a `data` entry. High
+  // (U+D800..U+DBFF) and low (U+DC00..U+DFFF) alike.
+  for (const [count, entries, lone] of [[600, 1, "\\ud800"], [700, 0, "\\ud800"], [600, 1, "\\udc00"], [700, 0, "\\udc00"]] as const) {
+    it(`${count} lone surrogates ${lone}: ${entries ? "a data entry" : "too big for one"}`, () => {
+      const payload = `{"x":"${lone.repeat(count)}"}`;
       const line = `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
       const got = both(line);
       expect(got.engine).toBe(got.reference);
@@ -154,6 +155,15 @@ describe("escaped surrogate pairs are one code point", () => {
   });
   it("in a payload's compact size: 1000 of them fit one data entry", () => {
     const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"x":"${emoji.repeat(1000)}"}}}}`);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine data entries: -0", () => {
+  // JSON.stringify writes -0 as 0: it is no plain integer the engine may copy as written.
+  it("is written as JSON.stringify writes it", () => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"n":-0,"m":[-0]}}}}`);
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
   });

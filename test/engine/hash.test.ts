@@ -263,6 +263,12 @@ describe("batches", () => {
     expect(occurrenceKeys([])).toEqual([]);
   });
 
+  it("counts U+07FF as two UTF-8 bytes and U+0800 as three in a batch's ids", () => {
+    // The batch's byte lengths come from its own UTF-8 count, not the engine's encoder.
+    const seeds: HandleSeed[] = ["\u07ff", "\u0800", "a\u0800b", "\u0800\u0800"].map((id) => ({ threadId: id, toolCallId: "c", callIndex: 1, ordinal: 2 }));
+    expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
+  });
+
   it("keeps lone surrogates at seed boundaries apart (no pairing across seeds)", () => {
     const seeds: HandleSeed[] = [
       { threadId: "t", toolCallId: "c", callIndex: 0, occurrenceId: "end\ud83d" },
@@ -496,6 +502,11 @@ describe("input validation", () => {
     ["result handles count 2^32", call(() => generateResultHandles("t", "c", 0, 2 ** 32)), /generateResultHandles: count must be at most 4294967295/],
     ["result handles id", call(() => generateResultHandles("t", bad(null), 0, 2)), /generateResultHandles: toolCallId must be a string, got null/],
     ["handle seeds", call(() => generateHandles(bad("x"))), /generateHandles: seeds must be an array/],
+    // The batch takes what generateHandle takes: a default ordinal is for undefined only.
+    ["handle seed ordinal null", call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, ordinal: bad(null) }])), /generateHandles: seeds\[0\]\.ordinal must be a non-negative integer, got null/],
+    // A bad value is quoted whole up to 40 characters, and cut after 40.
+    ["callIndex of 40 characters", call(() => generateHandle("t", "c", bad("1".repeat(40)))), new RegExp(`got "${"1".repeat(40)}"`)],
+    ["callIndex of 41 characters", call(() => generateHandle("t", "c", bad("1".repeat(41)))), new RegExp(`got "${"1".repeat(40)}…"`)],
     ["handle seed", call(() => generateHandles([bad(null)])), /generateHandles: seeds\[0\] must be an object/],
     ["hole in seeds", call(() => occurrenceKeys(bad([, { kind: "call" }]))), /occurrenceKeys: seeds\[0\] must be an object, got undefined/],
     [

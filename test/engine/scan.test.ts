@@ -351,3 +351,43 @@ describe("engine kernels", () => {
     expect(countByteInEngine(write(slashes), 0x2f)).toBe(100_003);
   });
 });
+
+describe("scanText: custom prefixes and long URL runs", () => {
+  it("drops a match made only of trailing noise, without looking before it", () => {
+    // Trailing noise is stripped back to the match's start, not past it: the "," before the "." prefix is not the match's.
+    for (const text of [",.)", "x ,..) y", ";.]"]) {
+      expect(refsOf(text, { sandboxPrefixes: ["."] })).toEqual([]);
+      expect(regexpScanText(text, ["."]).map((r) => r.ref)).toEqual([]);
+    }
+  });
+
+  // Past 128 bytes a run's first window is searched backwards for the extension, 16 bytes at a time.
+  const tail = "x".repeat(150);
+  it("takes an extension whose dot is a long run's second body byte", () => {
+    expect(refsOf(`http://a.png${tail}`)).toEqual(["http://a.png"]);
+    expect(refsOf(`see https://a.pdf${tail} now`)).toEqual(["https://a.pdf"]);
+  });
+  it("takes no dot right after the scheme in a long run", () => {
+    // The body needs a byte before its dot: the window's lanes before that are masked.
+    expect(refsOf(`http://.png${tail}`)).toEqual([]);
+    expect(regexpScanText(`http://.png${tail}`).map((r) => r.ref)).toEqual([]);
+  });
+});
+
+describe("scanText: a prefix of two bytes", () => {
+  // Prefixes under three bytes take the several-prefix sweep, even alone.
+  it.each([["see d/x.txt now"], ["d/a d/b"], ["xd/y"]])("%j", (text) => {
+    const want = regexpScanText(text, ["d/"]).map((r) => r.ref);
+    expect(want.length).toBeGreaterThan(0);
+    expect(refsOf(text, { sandboxPrefixes: ["d/"] })).toEqual(want);
+  });
+});
+
+describe("writeTextInEngine: TextEncoder's bytes at U+0800", () => {
+  // U+0800 is the first code point of three UTF-8 bytes (E0 A0 80), U+07FF the last of two.
+  it.each([["\u0800"], ["\u07ff\u0800x"]])("%j", (s) => {
+    const n = writeTextInEngine(s);
+    const at = scanInputPointer(n);
+    expect(memoryView().slice(at, at + n)).toEqual(new TextEncoder().encode(s));
+  });
+});

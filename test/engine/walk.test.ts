@@ -704,3 +704,91 @@ describe("SIMD and scalar kernels", () => {
     );
   });
 });
+
+describe("gates and walk: code point edges", () => {
+  it("rejects the overlong three-byte form of U+07FF", () => {
+    // E0 9F BF decodes to U+07FF, which has a two-byte form: RFC 3629 forbids it.
+    expect(walkJsonBytes(new Uint8Array([0x22, 0xe0, 0x9f, 0xbf, 0x22])).status).toBe("rejected");
+  });
+  it("counts U+10000 as four bytes toward the file gate's 4096", () => {
+    expect(isReference("/" + "a".repeat(4091) + "\u{10000}")).toBe(true);
+    expect(isReference("/" + "a".repeat(4092) + "\u{10000}")).toBe(false);
+  });
+  it("takes Z and z as drive letters", () => {
+    // The shape test lower-cases A..Z, Z included, before it looks for a drive a..z.
+    for (const p of ["Z:\\a", "Z:/\u00e9", "z:/a", "z:\\\u00e9"]) expect(isReference(p)).toBe(true);
+  });
+  it("reads all eight shape characters of https:// on the non-ASCII path", () => {
+    for (const p of ["https://example.com/\u00e9", "https://\u00e9.example/a"]) expect(isReference(p)).toBe(true);
+  });
+  it("accepts U+10FFFF, the last code point, as four UTF-8 bytes", () => {
+    for (const value of ["\u{10ffff}", "a\u{10ffff}", { x: "a\u{10ffff}" }]) {
+      expect(walkJsonBytes(encoder.encode(JSON.stringify(value)))).toEqual({ status: "ok", refs: [], data: JSON.stringify(value) });
+    }
+  });
+  it("refuses a task id holding U+200A, the last of the U+2000..U+200A Python spaces", () => {
+    expect(isTaskToken("a\u200ab")).toBe(false);
+  });
+  it("matches a known key on all its characters: file_patx is not file_path", () => {
+    expect(walkStructured({ file_patx: "/a/b.txt" })).toEqual({ status: "ok", refs: [], data: '{"file_patx":"/a/b.txt"}' });
+    expect(refsOf(walkStructured({ file_path: "/a/b.txt" }))).toEqual(["/a/b.txt"]);
+  });
+  it("counts \\f as two compact bytes: 1500 of them fit a data entry", () => {
+    // JSON.stringify writes U+000C as \f, not \u000c: 8 + 3000 bytes fit 4096.
+    const json = `{"x":"${"\\f".repeat(1500)}"}`;
+    expect(dataOf(walkText(json))).toBe(json);
+  });
+});
+
+describe("serializeBounded: JSON.stringify's text at its edges", () => {
+  const text = (v: unknown) => {
+    const r = serializeBounded(v);
+    if (!r.ok) throw new Error(`rejected: ${r.reason}`);
+    return { json: decoder.decode(r.bytes), complete: r.complete, gated: r.gated.strings };
+  };
+
+  it("writes U+0080 as UTF-8", () => {
+    // The short-string loop copies ASCII only; U+0080 is the first unit it must hand on.
+    for (const s of ["\u0080", "a\u0080b", "\u007f\u0080"]) expect(text([s]).json).toBe(JSON.stringify([s]));
+  });
+
+  it("uses a BigInt's toJSON, as JSON.stringify does", () => {
+    // Hosts often define BigInt.prototype.toJSON; only a BigInt without one is invalid.
+    const proto = BigInt.prototype as unknown as { toJSON?: () => string };
+    proto.toJSON = function (this: bigint) {
+      return `${this.toString()}n`;
+    };
+    try {
+      expect(text({ n: 12n, list: [3n] }).json).toBe(JSON.stringify({ n: 12n, list: [3n] }));
+      expect(text({ n: 12n }).json).toBe('{"n":"12n"}');
+    } finally {
+      delete proto.toJSON;
+    }
+    expect(serializeBounded({ n: 1n })).toEqual({ ok: false, reason: "invalid" });
+  });
+
+  it("gates the items of a list under a known key, not those of a list nested in it", () => {
+    // The gates read `files: ["…"]`, not `files: [["…"]]`: the nested string is plain.
+    expect(text({ files: ["/a", ["/b"]], path: "/c" }).gated).toEqual(["/a", "/c"]);
+    // Plain, a nested string past 4096 written bytes is not copied: a stand-in, and incomplete.
+    const r = text({ pad: "x".repeat(4090), files: [["y".repeat(100)]] });
+    expect(r.complete).toBe(false);
+    expect(r.json).toBe(`{"pad":"${"x".repeat(4090)}","files":[["\\n"]]}`);
+  });
+
+  it("still copies a string past 4096 bytes that is no longer than the stand-in", () => {
+    // Four characters cost no more than the stand-in, so the text stays the payload's whole JSON.
+    const value = { a: "x".repeat(4000), b: "y".repeat(200), c: "abcd" };
+    expect(text(value)).toMatchObject({ json: JSON.stringify(value), complete: true });
+    expect(walkStructuredWithJson(value, 1 << 20).json).toBe(JSON.stringify(value));
+  });
+
+  it("copies a string that starts at exactly 4096 written bytes and cuts one that starts past them", () => {
+    // `["x…x",` is 4096 bytes for 4092 x's.
+    const atEdge = ["x".repeat(4092), "abcdef"];
+    expect(text(atEdge)).toMatchObject({ json: JSON.stringify(atEdge), complete: true });
+    expect(walkStructuredWithJson(atEdge, 1 << 20).json).toBe(JSON.stringify(atEdge));
+    const pastEdge = ["x".repeat(4093), "abcdef"];
+    expect(text(pastEdge)).toMatchObject({ json: `["${"x".repeat(4093)}","\\n"]`, complete: false });
+  });
+});

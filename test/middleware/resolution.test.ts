@@ -276,4 +276,30 @@ describe("the resolution hook on its own", () => {
       before: ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress"],
     });
   });
+
+  it("does not resolve a handle whose only registry item is no entry (an array holding an entry's fields)", async () => {
+    // Capture, resolution and projection share one usable-entry test: what projection never shows must not resolve.
+    const notAnEntry = Object.assign([], entry(REPORT, "/mnt/user-data/secret.txt"));
+    const seen: unknown[] = [];
+    const req = { toolCall: { id: "c1", name: "t", args: { path: REPORT } }, tool: undefined, state: { messages: [], tool_artifacts: [notAnEntry] }, runtime: {} } as never;
+    const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+    expect(seen).toEqual([]);
+    expect(result.status).toBe("error");
+    expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
+    expect(String(result.content)).toContain("No artifact handles are currently available.");
+  });
+
+  it("passes a model result with a structuredResponse but no messages list through untouched", async () => {
+    // Only langchain's `{structuredResponse, messages: [...]}` is a structured result; other shapes are the host's.
+    const { wrapModelCall } = resolutionMiddleware(parseToolArtifactsConfig());
+    const state = { messages: [], tool_artifacts: SEED };
+    for (const result of [{ structuredResponse: { file: REPORT } }, { structuredResponse: { file: REPORT }, messages: "none" }]) {
+      expect(await wrapModelCall!({ state, runtime: {}, messages: [] } as never, (async () => result) as never)).toBe(result);
+    }
+    // The shape it does take: resolved.
+    const call = new AIMessage({ content: "", tool_calls: [{ id: "s1", name: "Answer", args: { file: REPORT } }] });
+    const answer = new ToolMessage({ content: "ok", tool_call_id: "s1", name: "Answer" });
+    const out = await wrapModelCall!({ state, runtime: {}, messages: [] } as never, (async () => ({ structuredResponse: { file: REPORT }, messages: [call, answer] })) as never);
+    expect((out as unknown as { structuredResponse: unknown }).structuredResponse).toEqual({ file: REFS[REPORT] });
+  });
 });
