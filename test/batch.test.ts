@@ -445,12 +445,13 @@ describe("buffer pool", () => {
 
 describe("process lifetime", () => {
   /** Run a module script in a child process with the TypeScript loader; it must end by itself. */
-  function child(body: string) {
+  /** `timeout` only guards against a hang: a busy machine may take long over 24 worker starts. */
+  function child(body: string, timeout = 30_000) {
     const script = `
       import { closeSharedPool, scanBatch, ScanPool } from ${JSON.stringify(ROOT + "src/batch/index.ts")};
       const items = Array.from({ length: 300 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
       ${body}`;
-    return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 30_000 });
+    return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout });
   }
 
   it("close() stops every worker thread; the process then exits by itself", () => {
@@ -525,16 +526,20 @@ describe("process lifetime", () => {
       const seen = [];
       const pause = () => new Promise((done) => setTimeout(done, 20));
       // The limit drops once the released workers have exited, which a busy
-      // machine can delay: wait for that, up to 10 s over all pools (the child
-      // is killed at 30 s, and a failure should show the limits it saw).
-      const deadline = Date.now() + 10000;
+      // machine can delay: wait for that, up to 15 s from the end of the
+      // batches over all pools (the child is killed at 30 s, and a failure
+      // should show the limits it saw). Workers idle for 5 s before they go,
+      // so none leaves while a slow machine is still running the other pools'
+      // batches.
+      let deadline;
       const gone = async (p) => {
         while (p.workers.length > 0) await pause();
         while (limit() !== before && Date.now() < deadline) await pause();
       };
-      const pools = Array.from({ length: 5 }, () => new ScanPool({ threads: 2, idleTimeoutMs: 2000 }));
+      const pools = Array.from({ length: 5 }, () => new ScanPool({ threads: 2, idleTimeoutMs: 5000 }));
       await Promise.all(pools.map((pool) => scanBatch(items, { pool, poolThreshold: 0 })));
       seen.push(limit());
+      deadline = Date.now() + 15000;
       for (const pool of pools) await gone(pool);
       seen.push(limit());
       await scanBatch(items, { pool: pools[0], poolThreshold: 0 }); // its workers start again
@@ -552,11 +557,13 @@ describe("process lifetime", () => {
       const pool = new ScanPool({ threads: 12, idleTimeoutMs: 50 });
       await Promise.all(Array.from({ length: 24 }, () => pool.workerStarted()));
       const raised = process.stdout.getMaxListeners();
-      // Sampled until the limit is back: the workers' pipe listeners never outnumber it.
+      // Sampled every millisecond until the limit is back (a timer, not a
+      // spin, leaves the CPU to the exiting workers): their pipe listeners
+      // never outnumber it.
       let over = 0;
       while (process.stdout.getMaxListeners() !== 10) {
         if (process.stdout.listenerCount("error") > process.stdout.getMaxListeners()) over++;
-        await new Promise((done) => setImmediate(done));
+        await new Promise((done) => setTimeout(done, 1));
       }
       const listenersLeft = process.stdout.listenerCount("error") - baseline;
       // A host that lowered the limit meanwhile: the pool's share is taken back without a throw.
@@ -569,7 +576,7 @@ describe("process lifetime", () => {
       const lowered = process.stdout.getMaxListeners();
       await pool.close();
       const closed = await pool.workerStarted().then(() => "ran", (e) => e.message);
-      console.log(JSON.stringify({ raised, over, listenersLeft, lowered, closed, workers: pool.workers.length }));`);
+      console.log(JSON.stringify({ raised, over, listenersLeft, lowered, closed, workers: pool.workers.length }));`, 90_000);
     expect(r.stderr).not.toMatch(/MaxListenersExceededWarning|RangeError/);
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ raised: 22, over: 0, listenersLeft: 0, lowered: 1, closed: "ScanPool: the pool is closed", workers: 0 });
