@@ -7,11 +7,12 @@ import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOp
 
 const OPTIONS: LineScanOptions = { format: "jsonl", createdAt: "2025-01-02T03:04:05.000Z" };
 
-function both(line: string) {
+function both(line: string, extra: Partial<LineScanOptions> = {}) {
   const bytes = new Uint8Array(Buffer.from(line + "\n", "utf8"));
+  const options = { ...OPTIONS, ...extra };
   const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
-  const engine = unpackLineResult(scanLinesPacked(bytes, OPTIONS, { stats }));
-  const reference = unpackLineResult(scanLinesPackedJs(bytes, OPTIONS));
+  const engine = unpackLineResult(scanLinesPacked(bytes, options, { stats }));
+  const reference = unpackLineResult(scanLinesPackedJs(bytes, options));
   return {
     stats,
     engine: Buffer.from(engine.output).toString("utf8"),
@@ -165,6 +166,176 @@ describe("engine data entries: -0", () => {
   it("is written as JSON.stringify writes it", () => {
     const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"n":-0,"m":[-0]}}}}`);
     expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+/** A tool result line with this content and artifact (either may be undefined). */
+const toolLine = (content: unknown, artifact?: unknown) =>
+  JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content, ...(artifact === undefined ? {} : { artifact }) } });
+
+describe("escaped texts: decoding to UTF-8", () => {
+  // U+0800 is the first code point of three UTF-8 bytes: an escaped \u0800
+  // in a text the engine decodes must come out as E0 A0 80, not two bytes.
+  it("decodes \\u0800 in a free-text reference as three bytes", () => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/a\\u0800\\u07ff.csv now"}}`);
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain("/mnt/user-data/a\u0800\u07ff.csv");
+  });
+  // A lone low surrogate (U+DC00..U+DFFF) in a text is the host's, as a lone high one is:
+  // TextEncoder would write U+FFFD where the reference keeps the surrogate.
+  it.each(["\\udc00", "\\udfff"])("leaves a text with a lone %s to the host", (lone) => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/a${lone}b.csv now"}}`);
+    expect(got.stats.engineLines).toBe(0);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine blocks: mime types", () => {
+  // A source object's mime type: mime_type before mimeType (the block's own is the other way round).
+  it("reads a source's mime_type before its mimeType", () => {
+    const got = both(toolLine([{ type: "file", source: { url: "/mnt/user-data/a.csv", mimeType: "text/a", mime_type: "text/b" } }]));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain('"mime_type":"text/b"');
+  });
+  // An empty mime type is none: no mime_type field, not "".
+  it("writes no mime type for an empty one", () => {
+    const got = both(toolLine([{ type: "file", url: "/mnt/user-data/a.csv", mimeType: "" }]));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).not.toContain('"mime_type":""');
+  });
+});
+
+describe("engine content lists without text scanning", () => {
+  // The JSON block rule reads only the content string, not a string item of a
+  // content list: without text refs such an item is nothing to look at.
+  it("keeps a list whose string item looks like JSON", () => {
+    const got = both(toolLine(['{"path":"/mnt/user-data/a.csv"}', "plain"]), { detectRefsInText: false });
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine payloads: the first mcp_structured_content item", () => {
+  // extract.ts takes the first such item with non-null data; later ones are ignored.
+  it("takes the first of two", () => {
+    const got = both(toolLine("ok", [
+      { type: "mcp_structured_content", data: { path: "/mnt/user-data/a.csv" } },
+      { type: "mcp_structured_content", data: { path: "/mnt/user-data/b.csv" } },
+    ]));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain("/mnt/user-data/a.csv");
+  });
+});
+
+describe("engine data entries: keys JSON.parse may reorder", () => {
+  const dataLine = (payload: string) => `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
+  // A 10-digit array index ("1000000000" < 2^32 - 1) comes first in JSON.stringify's text:
+  // the raw copy would keep the written order, so the host writes it.
+  it("leaves a 10-digit index key to the host", () => {
+    const got = both(dataLine(`{"a":"x","1000000000":"y"}`));
+    expect(got.stats.engineLines).toBe(0);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+  // "01" and "00" are no array indices: their order holds, the engine copies them.
+  it.each(["01", "00"])("keeps a key %j with a leading zero", (key) => {
+    const got = both(dataLine(`{"a":"x","${key}":"y"}`));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+  // Strings in an array are values, not keys: no duplicate or index check applies to them.
+  it("keeps arrays of repeated and digit strings", () => {
+    const got = both(dataLine(`{"a":["x","1","1","x"]}`));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine payloads: KEY_LEVELS (64) open containers", () => {
+  // 64 levels stay in the engine (the walk rejects the payload); a 65th goes to the host.
+  it.each([
+    [64, 1],
+    [65, 0],
+  ])("a payload %i levels deep", (depth, engineLines) => {
+    const deep = "[".repeat(depth) + "]".repeat(depth);
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${deep}}}}`);
+    expect(got.stats.engineLines).toBe(engineLines);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine output JSON: backspace in a reference", () => {
+  // JSON.stringify writes U+0008 as \b, not \u0008 (it is no Python space, so a free-text path keeps it).
+  it("writes \\b", () => {
+    const got = both(toolLine("see /mnt/user-data/a\bb.csv now"));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain("/mnt/user-data/a\\bb.csv");
+  });
+});
+
+describe("engine display names: schemes with + and drive paths", () => {
+  // A last segment that is a bare scheme (/^[a-z][a-z0-9+.-]*:$/i, + allowed) keeps the whole ref.
+  it("keeps /x/a+b:/ whole", () => {
+    const got = both(toolLine("ok", { structured_content: { path: "/x/a+b:/" } }));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain('"display_name":"/x/a+b:/"');
+  });
+  // In a drive path `\` separates as `/` does, whichever follows the colon.
+  it("splits C:/dir\\a.txt at the backslash", () => {
+    const got = both(toolLine("see C:/dir\\a.txt now"), { sandboxPrefixes: ["C:/"] });
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain('"display_name":"a.txt"');
+  });
+});
+
+describe("engine lines: blanks String.prototype.trim drops", () => {
+  // A line of a vertical tab is blank (trim drops U+000B); the engine takes it as blank itself.
+  it("takes a line of \\v as blank", () => {
+    const got = both("\u000b");
+    expect(got.stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(got.engine).toBe(got.reference);
+  });
+  // A tab after the object is trailing blank, not trailing garbage.
+  it("takes a line with a trailing tab", () => {
+    const got = both(toolLine("see /mnt/user-data/a.csv now") + "\t \t");
+    expect(got.stats).toEqual({ engineLines: 1, jsLines: 0 });
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine lines: a flat tool result whose message field is no object", () => {
+  // items.ts's isFlatWithMessageField: with a tool_call_id, a message that is not an object
+  // makes the line itself the message; the engine reads it so.
+  it("takes the line itself as the message", () => {
+    const got = both(JSON.stringify({ thread_id: "t", type: "tool", tool_call_id: "c", message: "see /mnt/user-data/a.csv now" }));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine lines: LangChain's serialized form needs lc exactly 1", () => {
+  // lc 12 or 10 is no serialized message: a plain object of type "constructor", skipped.
+  it.each(["12", "10"])("lc %s", (lc) => {
+    const line = `{"thread_id":"t","lc":${lc},"type":"constructor","id":["langchain","schema","messages","ToolMessage"],"kwargs":{"tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`;
+    const got = both(line);
+    expect(got.entries).toBe(0);
     expect(got.engine).toBe(got.reference);
   });
 });
