@@ -786,3 +786,170 @@ describe("archive lines and batch items: shapes at their edges", () => {
     expect(itemFromLine(line)).toEqual({ threadId: "t", message: line, callIndex: undefined });
   });
 });
+
+/** n tool results, one file each. */
+const toolItems = (n: number): BatchItem[] =>
+  Array.from({ length: n }, (_, i) => ({ threadId: "t", message: { tool_call_id: `c${i}`, name: "w", content: `/mnt/user-data/f${i}.txt` } }));
+
+describe("scanBatch slices on a pool", () => {
+
+  it("cuts a batch that does not divide evenly into slices of the rounded-up share", async () => {
+    // 10 items on one thread: four slices per thread, so ceil(10 / 4) = 3 items each (the last holds 1); each slice's last record is corrupt.
+    const pool = new CorruptingPool({ threads: 1 });
+    const r = await scanBatch(toolItems(10), { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+    expect(r.errors.map((e) => e.index)).toEqual([2, 5, 8, 9]);
+    expect(r.errors[3].error).toMatch(/not scanned, the worker scanning items 9\.\.9 failed/);
+  });
+
+  it("names the slice a worker failed by the items it was sent, not those scanned here or skipped", async () => {
+    // Slice 0..2: item 0 is no tool result (skipped here), so the worker held items 1..2 only.
+    const batch: unknown[] = toolItems(12);
+    batch[0] = { threadId: "t", message: { type: "ai", content: "hi" } };
+    batch[3] = { threadId: "", message: { tool_call_id: "bad" } }; // fails here: the worker held 4..5
+    const pool = new CorruptingPool({ threads: 1 });
+    const r = await scanBatch(batch as BatchItem[], { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+    expect(r.skipped).toEqual([0]);
+    expect(r.errors.map((e) => e.index)).toEqual([2, 3, 5, 8, 11]);
+    expect(r.errors[0].error).toMatch(/not scanned, the worker scanning items 1\.\.2 failed/);
+    expect(r.errors[2].error).toMatch(/not scanned, the worker scanning items 4\.\.5 failed/);
+  });
+});
+
+/** A real pool that records each task it is given and the result buffers it hands back. */
+class WatchedPool extends ScanPool {
+  readonly spares: boolean[] = [];
+  resultBytes = 0;
+  inFlight = 0;
+  maxInFlight = 0;
+  override async run(task: ScanTask): Promise<ScanResult> {
+    this.spares.push(task.spare !== undefined);
+    this.maxInFlight = Math.max(this.maxInFlight, ++this.inFlight);
+    try {
+      const result = await super.run(task);
+      for (const b of [result.output, ...result.free]) this.resultBytes += b.byteLength;
+      return result;
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+describe("scanBatch and the pool's buffers and workers", () => {
+
+  it("keeps every buffer a worker hands back, and sends a kept one along for the next result", async () => {
+    const pool = new WatchedPool({ threads: 1 });
+    try {
+      // One task: the result and the input buffer the worker freed both come back to the pool.
+      await scanBatch(toolItems(1), { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(pool.spares).toEqual([false]);
+      expect(pool.buffers.idleBytes).toBe(pool.resultBytes);
+      // The next task carries one of them to write its result into, instead of the worker allocating one.
+      await scanBatch(toolItems(1), { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(pool.spares).toEqual([false, true]);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("gives each worker one slice at a time; the rest wait for one to finish, not in Piscina's queue", async () => {
+    const pool = new WatchedPool({ threads: 2 });
+    try {
+      const batch = toolItems(64);
+      const r = await scanBatch(batch, { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(r.errors).toEqual([]);
+      expect(pool.spares.length).toBe(8); // 64 items in slices of 8
+      expect(pool.maxInFlight).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+});
+
+describe("BufferPool take", () => {
+  it("reuses a free buffer of exactly the size asked", () => {
+    const buffers = new BufferPool();
+    const exact = new ArrayBuffer(1024);
+    buffers.give(exact);
+    expect(buffers.take(1024)).toBe(exact);
+    expect(buffers.idleBytes).toBe(0);
+  });
+});
+
+describe("packed line results: room for text", () => {
+  const counts = { lines: 1, entries: 1, rejected: 0, skipped: 0, failures: [] };
+
+  it("makes room for text of three UTF-8 bytes per UTF-16 unit", () => {
+    // CJK: one unit, three bytes each; too little room would cut the output short without an error.
+    const text = "中文字 ファイル\n";
+    const result = unpackLineResult(packLineResult(counts, [text]));
+    expect(Buffer.from(result.output).toString("utf8")).toBe(text);
+  });
+});
+
+describe("ScanPool idleTimeoutMs", () => {
+  it.each([-1, Number.NaN])("idleTimeoutMs %s is a RangeError", (idleTimeoutMs) => {
+    // NaN compares false both ways: the check must accept only what is >= 0.
+    expect(() => new ScanPool({ idleTimeoutMs })).toThrow(`idleTimeoutMs must be a non-negative number, got ${idleTimeoutMs}`);
+  });
+
+  it("idleTimeoutMs 0 is accepted", async () => {
+    await new ScanPool({ threads: 1, idleTimeoutMs: 0 }).close();
+  });
+});
+
+describe("formatEntries lines", () => {
+  const entry: ArtifactEntry = { handle: "art_0000abcd", tool_name: "t", tool_call_id: "c", call_index: 0, artifact_type: "file", display_name: "a.txt", real_ref: "/mnt/user-data/a.txt", created_at: CREATED_AT };
+
+  it("shows DEL as a blank in a table cell", () => {
+    const out: string[] = [];
+    formatEntries("a\x7fb", [entry], "table", out);
+    expect(out[0]).not.toContain("\x7f");
+    expect(out[0].startsWith("a b ")).toBe(true);
+  });
+
+  it("writes consumed_by in a JSON line, as JSON.stringify does, even for an entry sharing the first one's call", () => {
+    // The shared-fields shortcut has no place for consumed_by: such an entry must take the general path.
+    const entries = [entry, { ...entry, handle: "art_0000abce", consumed_by: ["art_0000abcd"] }];
+    const out: string[] = [];
+    formatEntries("t", entries, "jsonl", out);
+    expect(out).toEqual(entries.map((e) => JSON.stringify({ thread_id: "t", ...e }) + "\n"));
+  });
+});
+
+describe("BufferPool bounds", () => {
+  it("keeps no empty (detached) buffer, so it never offers one as a spare", () => {
+    const buffers = new BufferPool();
+    buffers.give(new ArrayBuffer(0));
+    expect(buffers.spare()).toBeUndefined();
+  });
+
+  it("keeps a buffer of exactly its byte budget", () => {
+    const buffers = new BufferPool(16, 1024);
+    buffers.give(new ArrayBuffer(1024));
+    expect(buffers.idleBytes).toBe(1024);
+  });
+
+  it("allocates a quarter more than asked, so a slightly larger request reuses the buffer", () => {
+    const buffers = new BufferPool();
+    const first = buffers.take(1000);
+    expect(first.byteLength).toBe(1250);
+    buffers.give(first);
+    expect(buffers.take(1200)).toBe(first);
+  });
+
+  it("offers its largest free buffer as the spare", () => {
+    const buffers = new BufferPool();
+    const [small, large] = [new ArrayBuffer(1024), new ArrayBuffer(4096)];
+    buffers.give(large);
+    buffers.give(small);
+    expect(buffers.spare()).toBe(large);
+  });
+
+  it("writes into a spare of exactly the size needed", async () => {
+    const { spareOrNew } = await import("../src/batch/buffers.js");
+    const spare = new ArrayBuffer(64);
+    const { alloc, unused } = spareOrNew(spare);
+    expect(alloc(64)).toBe(spare);
+    expect(unused()).toBeUndefined();
+  });
+});
