@@ -21,6 +21,14 @@ function both(line: string, extra: Partial<LineScanOptions> = {}) {
   };
 }
 
+/** A tool result line with this content and artifact (either may be undefined). */
+const toolLine = (content: unknown, artifact?: unknown) =>
+  JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content, ...(artifact === undefined ? {} : { artifact }) } });
+
+/** The same line written by hand, for JSON text JSON.stringify would not write (escapes kept as written): content text, or a payload. */
+const textLine = (escapedText: string) => `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"${escapedText}"}}`;
+const dataLine = (payload: string) => `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
+
 describe("engine output JSON: control characters in a reference", () => {
   // A sandbox path in free text ends at a Python space; C0 controls that are
   // not spaces (0x10, 0x1a, 0x01) stay in it and come out as \u00XX escapes,
@@ -31,7 +39,7 @@ describe("engine output JSON: control characters in a reference", () => {
     ["\u001b", "\\u001b"],
     ["\u0001", "\\u0001"],
   ])("writes %j in a ref as %s", (ch, escaped) => {
-    const line = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content: `see /mnt/user-data/a${ch}b.csv now` } });
+    const line = toolLine(`see /mnt/user-data/a${ch}b.csv now`);
     const got = both(line);
     expect(got.stats.engineLines).toBe(1);
     expect(got.entries).toBeGreaterThan(0);
@@ -48,7 +56,7 @@ describe("engine data entries: the compact size of lone surrogate escapes", () =
   for (const [count, entries, lone] of [[600, 1, "\\ud800"], [700, 0, "\\ud800"], [600, 1, "\\udc00"], [700, 0, "\\udc00"]] as const) {
     it(`${count} lone surrogates ${lone}: ${entries ? "a data entry" : "too big for one"}`, () => {
       const payload = `{"x":"${lone.repeat(count)}"}`;
-      const line = `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
+      const line = dataLine(payload);
       const got = both(line);
       expect(got.engine).toBe(got.reference);
       expect(got.entries).toBe(entries);
@@ -75,7 +83,7 @@ describe("data entries: plain integers of up to 15 digits", () => {
   // An integer of at most 15 digits is written by JSON.stringify as it is, so
   // the engine copies the payload itself; longer or odd numbers go to the host.
   it.each(["123456789012345", "-123456789012345", "100000000000000"])("takes a payload holding %s in the engine", (n) => {
-    const line = `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"n":${n}}}}}`;
+    const line = dataLine(`{"n":${n}}`);
     const got = both(line);
     expect(got.engine).toBe(got.reference);
     expect(got.entries).toBe(1);
@@ -110,10 +118,7 @@ describe("engine display names", () => {
     ["payload", "/x/b:/"],
     ["payload", "/x/dir//"],
   ])("in %s: %j", (where, s) => {
-    const message = where === "text"
-      ? { type: "tool", tool_call_id: "c", content: s }
-      : { type: "tool", tool_call_id: "c", content: "ok", artifact: { structured_content: { path: s } } };
-    const got = both(JSON.stringify({ thread_id: "t", message }));
+    const got = both(where === "text" ? toolLine(s) : toolLine("ok", { structured_content: { path: s } }));
     expect(got.stats.engineLines).toBe(1);
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
@@ -143,19 +148,19 @@ describe("escaped surrogate pairs are one code point", () => {
   // in U+DC00..U+DFFF completes a pair: before U+E000 the high one stays lone.
   const emoji = "\\ud83d\\ude00";
   it("in a free-text reference", () => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/${emoji}.csv now"}}`);
+    const got = both(textLine(`see /mnt/user-data/${emoji}.csv now`));
     expect(got.stats.engineLines).toBe(1);
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
     expect(got.engine).toContain("/mnt/user-data/\u{1f600}.csv");
   });
   it("a high surrogate before \\ue000 stays lone", () => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/\\ud83d\\ue000.csv now"}}`);
+    const got = both(textLine(`see /mnt/user-data/\\ud83d\\ue000.csv now`));
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
   });
   it("in a payload's compact size: 1000 of them fit one data entry", () => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"x":"${emoji.repeat(1000)}"}}}}`);
+    const got = both(dataLine(`{"x":"${emoji.repeat(1000)}"}`));
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
   });
@@ -164,21 +169,17 @@ describe("escaped surrogate pairs are one code point", () => {
 describe("engine data entries: -0", () => {
   // JSON.stringify writes -0 as 0: it is no plain integer the engine may copy as written.
   it("is written as JSON.stringify writes it", () => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":{"n":-0,"m":[-0]}}}}`);
+    const got = both(dataLine(`{"n":-0,"m":[-0]}`));
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
   });
 });
 
-/** A tool result line with this content and artifact (either may be undefined). */
-const toolLine = (content: unknown, artifact?: unknown) =>
-  JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content, ...(artifact === undefined ? {} : { artifact }) } });
-
 describe("escaped texts: decoding to UTF-8", () => {
   // U+0800 is the first code point of three UTF-8 bytes: an escaped \u0800
   // in a text the engine decodes must come out as E0 A0 80, not two bytes.
   it("decodes \\u0800 in a free-text reference as three bytes", () => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/a\\u0800\\u07ff.csv now"}}`);
+    const got = both(textLine(`see /mnt/user-data/a\\u0800\\u07ff.csv now`));
     expect(got.stats.engineLines).toBe(1);
     expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
@@ -187,7 +188,7 @@ describe("escaped texts: decoding to UTF-8", () => {
   // A lone low surrogate (U+DC00..U+DFFF) in a text is the host's, as a lone high one is:
   // TextEncoder would write U+FFFD where the reference keeps the surrogate.
   it.each(["\\udc00", "\\udfff"])("leaves a text with a lone %s to the host", (lone) => {
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/a${lone}b.csv now"}}`);
+    const got = both(textLine(`see /mnt/user-data/a${lone}b.csv now`));
     expect(got.stats.engineLines).toBe(0);
     expect(got.engine).toBe(got.reference);
   });
@@ -237,7 +238,6 @@ describe("engine payloads: the first mcp_structured_content item", () => {
 });
 
 describe("engine data entries: keys JSON.parse may reorder", () => {
-  const dataLine = (payload: string) => `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`;
   // A 10-digit array index ("1000000000" < 2^32 - 1) comes first in JSON.stringify's text:
   // the raw copy would keep the written order, so the host writes it.
   it("leaves a 10-digit index key to the host", () => {
@@ -269,7 +269,7 @@ describe("engine payloads: KEY_LEVELS (64) open containers", () => {
     [65, 0],
   ])("a payload %i levels deep", (depth, engineLines) => {
     const deep = "[".repeat(depth) + "]".repeat(depth);
-    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${deep}}}}`);
+    const got = both(dataLine(deep));
     expect(got.stats.engineLines).toBe(engineLines);
     expect(got.engine).toBe(got.reference);
   });
