@@ -359,6 +359,19 @@ describe("scanBatch", () => {
     }
   });
 
+  it("starts no new worker after a crash when no task waits for one", async () => {
+    const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "crash" } });
+    try {
+      const items = [{ threadId: "crash", message: { tool_call_id: "c0", content: "/mnt/user-data/x.txt" } }];
+      const result = await scanBatch(items, { pool: crashing, poolThreshold: 0, callingThreadScans: false });
+      expect(result.errors.map((e) => e.index)).toEqual([0]);
+      // A replacement is started (synchronously, by Piscina's run) only for queued tasks.
+      expect(crashing.workers).toHaveLength(0);
+    } finally {
+      await crashing.close();
+    }
+  });
+
   it("uses the pool from POOL_THRESHOLD items, not below", async () => {
     // A pool that cannot start, with the calling thread kept free: each item sent to it fails.
     const broken = new ScanPool({ threads: 1, faults: { failStartup: true } });
