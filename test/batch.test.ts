@@ -359,6 +359,21 @@ describe("scanBatch", () => {
     }
   });
 
+  it("an item that fails in a worker fails alone, named, and the worker goes on with its slice", async () => {
+    const failing = new ScanPool({ threads: 2, faults: { failOnThreadId: "fail" } });
+    try {
+      const items = corpus(200);
+      for (const i of [3, 150]) items[i] = { threadId: "fail", message: { tool_call_id: `f${i}`, content: "/mnt/user-data/x.txt" } };
+      const result = await scanBatch(items, { pool: failing, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
+      expect(result.errors).toEqual([3, 150].map((index) => ({ index, threadId: "fail", toolCallId: `f${index}`, error: `item ${index} (thread "fail", tool call "f${index}"): injected item failure` })));
+      const want = expected(items);
+      items.forEach((_, i) => expect(result.entries[i]).toEqual(i === 3 || i === 150 ? [] : want[i]));
+      expect(failing.workers.length).toBeGreaterThan(0);
+    } finally {
+      await failing.close();
+    }
+  });
+
   it("starts no new worker after a crash when no task waits for one", async () => {
     const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "crash" } });
     try {

@@ -26,6 +26,8 @@ export interface ScanResult {
 export interface WorkerFaults {
   /** Exit the worker thread (as a crash would) on reaching an item of this thread. */
   exitOnThreadId?: string;
+  /** Fail the item (as an engine trap would) on reaching an item of this thread. */
+  failOnThreadId?: string;
   /** Fail start-up, as a worker whose engine cannot load would. */
   failStartup?: boolean;
 }

@@ -14,10 +14,11 @@ import { scanItem, scanLinesPacked, scanRecords, type ItemProbe } from "./scan.j
 
 const faults = (workerData as { faults?: WorkerFaults } | null)?.faults;
 const probe: ItemProbe | undefined =
-  faults?.exitOnThreadId === undefined
+  faults?.exitOnThreadId === undefined && faults?.failOnThreadId === undefined
     ? undefined
     : (threadId) => {
         if (threadId === faults.exitOnThreadId) process.exit(70);
+        if (threadId === faults.failOnThreadId) throw new Error("injected item failure");
       };
 
 function handle(task: ScanTask): ReturnType<typeof Piscina.move> {
