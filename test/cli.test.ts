@@ -293,6 +293,14 @@ describe("tool-artifacts scan", () => {
     }
   });
 
+  // Linux's /proc/self/mem opens, then fails its first read at offset 0 with EIO: a disk error mid-file, say.
+  it.skipIf(!existsSync("/proc/self/mem"))("an input that opens but fails to read is one line on stderr and exit 2", () => {
+    const r = cli(["scan", "/proc/self/mem"]);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe("tool-artifacts: cannot read /proc/self/mem: EIO: i/o error, read\n");
+  });
+
   it("scans with no more threads than cores, saying so: each one past them only adds a worker's memory", () => {
     const cores = availableParallelism();
     const r = cli(["scan", EXAMPLE, "--threads", String(cores + 998), "--stats"]);
