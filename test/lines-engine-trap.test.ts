@@ -8,6 +8,7 @@
  * next chunk is the engine's again.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { type LineFailure } from "../src/batch/errors.js";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
 import { scanArchive } from "../src/batch/stream.js";
@@ -92,29 +93,32 @@ describe("an engine trap in the middle of a chunk", () => {
     expect(() => scanLinesPacked(bigOutputChunk("b"), OPTIONS)).toThrow("a bug in the facade");
   });
 
-  it("through scanArchive: a trap in one chunk of many loses and repeats nothing", async () => {
-    const chunks = ["p", "q", "r", "s"].map(bigOutputChunk);
+  /** Four chunks of bigOutputChunk lines through scanArchive on this thread, one chunk per read. */
+  const chunks = ["p", "q", "r", "s"].map(bigOutputChunk);
+  const scanAll = async () => {
     const archive = Buffer.concat(chunks);
-    const scanAll = async () => {
-      const out: Buffer[] = [];
-      let at = 0;
-      const summary = await scanArchive(
-        {
-          read: async (into) => {
-            const n = Math.min(into.byteLength, archive.length - at);
-            into.set(archive.subarray(at, at + n));
-            at += n;
-            return n;
-          },
+    const out: Buffer[] = [];
+    const failures: LineFailure[] = [];
+    let at = 0;
+    const summary = await scanArchive(
+      {
+        read: async (into) => {
+          const n = Math.min(into.byteLength, archive.length - at);
+          into.set(archive.subarray(at, at + n));
+          at += n;
+          return n;
         },
-        (bytes, done) => {
-          out.push(Buffer.from(bytes));
-          done();
-        },
-        { ...OPTIONS, chunkBytes: chunks[0].byteLength, onFailure: (f) => expect.fail(`line ${f.line}: ${f.reason}`) },
-      );
-      return { summary, output: Buffer.concat(out).toString("utf8") };
-    };
+      },
+      (bytes, done) => {
+        out.push(Buffer.from(bytes));
+        done();
+      },
+      { ...OPTIONS, chunkBytes: chunks[0].byteLength, onFailure: (f) => failures.push(f) },
+    );
+    return { summary, failures, output: Buffer.concat(out).toString("utf8") };
+  };
+
+  it("through scanArchive: a trap in one chunk of many loses and repeats nothing", async () => {
     fault.calls = 0;
     const clean = await scanAll();
     const perChunk = Math.floor(fault.calls / chunks.length);
@@ -122,10 +126,25 @@ describe("an engine trap in the middle of a chunk", () => {
     fault.callsLeft = perChunk + 2; // the third kernel run of the second chunk
     const trapped = await scanAll();
     expect(fault.callsLeft).toBe(0);
+    expect([clean.failures, trapped.failures]).toEqual([[], []]);
     expect(trapped.output).toBe(clean.output);
     expect({ ...trapped.summary, elapsedMs: 0 }).toEqual({ ...clean.summary, elapsedMs: 0 });
     const lines = trapped.output.trimEnd().split("\n");
     expect(lines).toHaveLength(4 * LINES * REFS);
     expect(new Set(lines).size).toBe(lines.length);
+  });
+
+  it("through scanArchive: an error that is not the engine's loses that chunk's lines, reported, and the scan goes on", async () => {
+    fault.calls = 0;
+    const clean = await scanAll();
+    const perChunk = Math.floor(fault.calls / chunks.length);
+    fault.callsLeft = perChunk + 2; // in the second chunk
+    fault.error = () => new TypeError("a bug in the facade");
+    const broken = await scanAll();
+    expect(broken.failures).toEqual([{ line: LINES + 1, reason: `lines ${LINES + 1}..${2 * LINES} not scanned: a bug in the facade` }]);
+    expect(broken.summary.failed).toBe(LINES);
+    const cleanLines = clean.output.trimEnd().split("\n");
+    const second = new Set(cleanLines.slice(LINES * REFS, 2 * LINES * REFS));
+    expect(broken.output).toBe(cleanLines.filter((l) => !second.has(l)).join("\n") + "\n");
   });
 });
