@@ -48,7 +48,8 @@ export function isStructuredResponseMessage(message: unknown): boolean {
 export function markStructuredResponse(result: StructuredModelResult): StructuredModelResult {
   const callIds = new Set<string>();
   for (const message of result.messages) {
-    for (const call of (message as { tool_calls?: Array<{ id?: string }> }).tool_calls ?? []) if (typeof call.id === "string") callIds.add(call.id);
+    // LangChain answers a call without an id under tool_call_id "".
+    for (const call of (message as { tool_calls?: Array<{ id?: string }> }).tool_calls ?? []) callIds.add(typeof call.id === "string" ? call.id : "");
   }
   let changed = false;
   const messages = result.messages.map((message) => {

@@ -122,6 +122,29 @@ describe("structured output", () => {
     expect(second.tool_artifact_processed).toHaveLength(first.tool_artifact_processed.length + 2);
   });
 
+  it("toolStrategy with a call the model gave no id: its answer is still not read as a tool's result", async () => {
+    /** A model whose tool calls carry no id, as some providers' do. */
+    class NoCallIds extends ScriptedChatModel {
+      override async _generate(messages: BaseMessage[]) {
+        const { message } = (await super._generate(messages)).generations[0]!;
+        const ai = message as AIMessage;
+        const stripped = new AIMessage({ id: ai.id, content: ai.content, tool_calls: ai.tool_calls!.map(({ id: _id, ...call }) => call) });
+        return { generations: [{ text: stripped.text, message: stripped }] };
+      }
+    }
+    const db = tempSqliteSaver();
+    dbs.push(db);
+    const format = toolStrategy(Report);
+    const build = (model: ScriptedChatModel, structured: boolean) =>
+      createAgent({ model, tools: [], checkpointer: db.saver, stateSchema: toolArtifactsStateSchema, ...(structured ? { responseFormat: format } : {}), middleware: [...toolArtifactsMiddleware()] });
+    const thread = { configurable: { thread_id: "no-call-id" } };
+    const first = await build(new NoCallIds([{ tool_calls: [{ name: format[0]!.name, args: { file: REPORT, note: "n" } }] }]), true).invoke({ messages: [{ role: "user", content: "report" }] }, thread);
+    const answer = first.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
+    expect([answer.tool_call_id, answer.additional_kwargs[STRUCTURED_RESPONSE_MARK]]).toEqual(["", true]);
+    const second = await build(new ScriptedChatModel([{ content: "ok" }]), false).invoke({ messages: [{ role: "user", content: "thanks" }] }, thread);
+    expect(second.tool_artifacts).toEqual([]);
+  });
+
   it("resolveHandlesInArgs off: handles stay in the structured response; the ToolMessage is still not read", async () => {
     const agent = run("tool", { resolveHandlesInArgs: false });
     const first = await agent.first();
@@ -178,5 +201,12 @@ describe("markStructuredResponse", () => {
     expect({ ...marked.toDict().data, additional_kwargs: undefined }).toEqual({ ...answer.toDict().data, additional_kwargs: undefined });
     expect(marked.metadata).toEqual({ source: "host" });
     expect(marked.additional_kwargs).toEqual({ k: 2, [STRUCTURED_RESPONSE_MARK]: true });
+  });
+
+  it("marks the answer to a call without an id, which langchain writes under tool_call_id \"\"", () => {
+    const call = new AIMessage({ content: "", tool_calls: [{ name: "Answer", args: { a: 1 } }] });
+    const answer = new ToolMessage({ content: "{}", tool_call_id: "", name: "Answer" });
+    const { messages } = markStructuredResponse({ messages: [call, answer] } as never) as unknown as { messages: BaseMessage[] };
+    expect(isStructuredResponseMessage(messages[1])).toBe(true);
   });
 });
