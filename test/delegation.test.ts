@@ -131,6 +131,19 @@ describe("createTaskTool with real nested agents", () => {
     expect(error.status).toBe("error");
     expect(error.text).toBe('Sub-agent "broken" finished without a final answer.');
   });
+
+  it("answers a sub-agent whose result holds no messages with an error result", async () => {
+    const error = await delegateOnce({ odd: { invoke: async () => ({ done: true }) } }, "odd");
+    expect(error.status).toBe("error");
+    expect(error.text).toBe('Sub-agent "odd" finished without a final answer.');
+  });
+
+  it("hands back a final answer of text and reasoning blocks as its text", async () => {
+    const answer = [{ type: "reasoning", reasoning: "thinking" }, { type: "text", text: "All " }, { type: "text", text: "done." }];
+    const child = createAgent({ model: new ScriptedChatModel([{ content: answer }]), tools: [] });
+    const report = await delegateOnce({ thinker: child }, "thinker");
+    expect([report.status, report.content]).toEqual(["success", "All done."]);
+  });
 });
 
 describe("childThreadId", () => {

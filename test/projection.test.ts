@@ -511,6 +511,16 @@ describe("projection edge cases", () => {
     expect(shownName(await projectedBlock([entry(1, { display_name: "a".repeat(18) + "\u{1F600}xyz" })], { options: { labelMaxChars: 20 } }))).toBe("a".repeat(18) + "…");
   });
 
+  it("shows a label of only blanks and line breaks as a dash", async () => {
+    expect(shownName(await projectedBlock([entry(1, { display_name: " \n\t " })]))).toBe("-");
+  });
+
+  it("fails the model call when a rule's strategy cannot apply to its detector's matches, rather than show the label unredacted", async () => {
+    // A match without its text: langchain's mask strategy throws on it (not the block strategy's PIIDetectionError).
+    const detector = () => [{ start: 0, end: 6 }] as never;
+    await expect(project([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", strategy: "mask", detector }] } })).rejects.toThrow(TypeError);
+  });
+
   it("leaves out a section whose body is only whitespace", async () => {
     expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Blank", render: () => " \n\t" }] } })).not.toContain("## Blank");
   });

@@ -400,4 +400,49 @@ describe("capture round: rules a mutation run found unpinned", () => {
     expect(update.tool_artifacts).toHaveLength(1);
     expect(scans).toBe(1);
   });
+
+  it("records a call that appears twice in one history once", () => {
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0]!;
+    const message = ai("ai-1", [call("r1", { p: known.handle })]);
+    const update = capture()(state([message, message], [known], [resultKey("tm-0", "w0")]), run)!;
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "r1", 0)]);
+    expect(update.tool_artifacts).toEqual([{ ...known, consumed_by: ["r1"] }]);
+  });
+
+  it("numbers an id-less result over the results before it only, a missing tool_call_id counting as empty", () => {
+    const noCallId = (id: string | undefined, content: string) => {
+      const message = result(id, "x", content);
+      (message as { tool_call_id: unknown }).tool_call_id = undefined;
+      return message;
+    };
+    const update = capture()(state([ai("ai-1", [call("c1", { p: "x" })]), noCallId("tm-1", "/mnt/user-data/a.txt"), noCallId(undefined, "/mnt/user-data/b.txt")]), run)!;
+    expect(update.tool_artifact_processed).toEqual([resultKey("tm-1", ""), resultKey(null, "", 1), callKey("ai-1", "c1", 0)]);
+  });
+
+  it("counts past an AI message without a tool_calls list before an id-less one", () => {
+    const bare = ai("ai-0", []);
+    (bare as { tool_calls?: unknown }).tool_calls = undefined;
+    expect(capture()(state([bare, ai(undefined, [call("c1", { p: "a" })])]), run)!.tool_artifact_processed).toEqual([callKey(null, "c1", 0)]);
+  });
+
+  it("keys a call apart from a result that had the same message id in an earlier round, as a fresh middleware does", () => {
+    const hook = capture();
+    const written = result("shared", "w1", "/mnt/user-data/a.txt");
+    let s = state([written]);
+    s = apply(s, hook(s, run));
+    const handle = generateHandle(THREAD, "w1", 0, 0, "shared");
+    s = { ...s, messages: [written, ai("shared", [call("w1", { p: handle })])] };
+    const update = hook(s, run)!;
+    expect(update).toEqual(capture()(s, run));
+    expect(update.tool_artifact_processed).toEqual([callKey("shared", "w1", 0)]);
+  });
+
+  it("re-keys a message that comes back under its id with fewer calls, as a fresh middleware does", () => {
+    const hook = capture();
+    hook(state([ai("ai-1", [call("c1", { p: "a" }), call("c2", { p: "b" })])]), run);
+    const s = state([ai("ai-1", [call("c1", { p: "a" })])]);
+    const update = hook(s, run)!;
+    expect(update).toEqual(capture()(s, run));
+    expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c1", 0)]);
+  });
 });

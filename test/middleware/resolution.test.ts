@@ -270,6 +270,14 @@ describe("the resolution hook on its own", () => {
     expect(withOptions({}, undefined)).toHaveProperty("name", "tool-artifacts-resolution");
   });
 
+  it("refuses a call without an id with an error result whose tool_call_id is empty, as langchain answers one", async () => {
+    const seen: unknown[] = [];
+    const req = { toolCall: { name: "t", args: { path: GHOST } }, tool: undefined, state: { messages: [], tool_artifacts: SEED }, runtime: {} } as never;
+    const refusal = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+    expect(seen).toEqual([]);
+    expect([refusal.status, refusal.tool_call_id, refusal.name]).toEqual(["error", "", "t"]);
+  });
+
   it("declares its ordering constraints", () => {
     expect(resolutionMiddleware(parseToolArtifactsConfig()).constraints).toEqual({
       after: ["tool-receipt"],
