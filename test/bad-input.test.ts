@@ -28,6 +28,12 @@ describe("clear errors for bad input", () => {
     expect(() => extractArtifacts({ ...message, content: "" }, { threadId: "t", sandboxPrefixes: [""] })).toThrow(/a sandbox prefix must not be empty/);
   });
 
+  it("scanText, extractArtifacts and scanBatch refuse a lone string as sandbox prefixes, which would be read letter by letter", async () => {
+    expect(() => scanText("see /mnt/user-data/a.csv", { sandboxPrefixes: "/mnt/" as never })).toThrow(new TypeError("scanText: sandboxPrefixes must be an array of strings"));
+    expect(() => extractArtifacts(message, { threadId: "t", sandboxPrefixes: "/mnt/" as never })).toThrow(new TypeError("extractArtifacts: sandboxPrefixes must be an array of strings"));
+    await expect(scanBatch([{ threadId: "t", message }], { sandboxPrefixes: "/mnt/" as never })).rejects.toThrow(new TypeError("scanBatch: sandboxPrefixes must be an array of strings"));
+  });
+
   it("extractArtifacts checks its hooks, its clock's answer and its switches", () => {
     const call = (options: object) => () => extractArtifacts(message, { threadId: "t", ...options } as never);
     expect(call({ now: 5 })).toThrow(new TypeError("extractArtifacts: options.now must be a function (got number)"));
@@ -75,6 +81,8 @@ describe("clear errors for bad input", () => {
   it("scanBatch and ScanPool refuse options that are no object, and a pool that is no ScanPool, instead of hanging", async () => {
     const items = Array.from({ length: 40 }, (_, i) => ({ threadId: "t", message: { ...message, tool_call_id: `c${i}` } }));
     await expect(scanBatch(items, null as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
+    await expect(scanBatch(items, 5 as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
+    await expect(scanBatch(null as never)).rejects.toThrow(new TypeError("scanBatch: items must be an array"));
     await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool"));
     expect(() => new ScanPool(null as never)).toThrow(new TypeError("ScanPool: options must be an object"));
     // Checked once, naming the option, not as a failure of every item.
@@ -91,6 +99,7 @@ describe("clear errors for bad input", () => {
       new TypeError('extractArtifacts: unknown option "detectRefInText" (known: threadId, callIndex, detectRefsInText, sandboxPrefixes, now, onRejectedPayload, onEngineFailure)'),
     );
     expect(() => extractArtifacts(message, undefined as never)).toThrow(new TypeError("extractArtifacts: options must be an object with threadId (got undefined)"));
+    expect(() => extractArtifacts(message, null as never)).toThrow(new TypeError("extractArtifacts: options must be an object with threadId (got null)"));
     const items = [{ threadId: "t", message }];
     await expect(scanBatch(items, { detectRefInText: false } as never)).rejects.toThrow(
       new TypeError('scanBatch: unknown option "detectRefInText" (known: pool, poolThreshold, callingThreadScans, detectRefsInText, sandboxPrefixes, createdAt)'),

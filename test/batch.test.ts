@@ -91,6 +91,7 @@ describe("packing", () => {
     new Uint32Array(buffer, 0, 3)[2] = 99;
     expect(() => unpackRecords(buffer)).toThrow(/record 1 ends at 99/);
     expect(() => unpackRecords(new ArrayBuffer(2))).toThrow(/shorter than the header/);
+    expect(() => unpackRecords(new Uint32Array([5]).buffer)).toThrow("packed records: header of 5 records overruns 4 bytes");
   });
 
   it("round-trips a line result: counters, output bytes and failures", () => {
@@ -98,6 +99,13 @@ describe("packing", () => {
     const out = unpackLineResult(packLineResult({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures }, ["a\n", "𝄞\n"]));
     expect(out).toMatchObject({ lines: 9, entries: 4, rejected: 1, skipped: 2, failures });
     expect(Buffer.from(out.output).toString()).toBe("a\n𝄞\n");
+  });
+
+  it("rejects a line result whose header or sections overrun it instead of reading garbage", () => {
+    expect(() => unpackLineResult(new ArrayBuffer(20))).toThrow("packed line result: 20 bytes is shorter than the header");
+    const buffer = packLineResult({ lines: 1, entries: 0, rejected: 0, skipped: 0, failures: [] }, ["ab"]);
+    new Uint32Array(buffer, 0, 6)[4] = 1000; // output bytes
+    expect(() => unpackLineResult(buffer)).toThrow(`packed line result: sections of 1000 + 0 bytes overrun ${buffer.byteLength} bytes`);
   });
 });
 
@@ -482,6 +490,13 @@ describe("process lifetime", () => {
     return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout });
   }
 
+  /** Child script lines that make the child report `cores` cores (Node's documented way to change a builtin's ES exports). */
+  const reportCores = (cores: number) => `
+      const os = await import("node:os");
+      const { syncBuiltinESMExports } = await import("node:module");
+      os.default.availableParallelism = () => ${cores};
+      syncBuiltinESMExports();`;
+
   it("close() stops every worker thread; the process then exits by itself", () => {
     const r = child(`
       const pool = new ScanPool({ threads: 2 });
@@ -498,13 +513,8 @@ describe("process lifetime", () => {
 
   it("the default (shared) pool: large batches scanned, closeSharedPool() ends it, the process exits", () => {
     // The shared pool is used from MIN_CORES_FOR_SHARED_POOL cores: the child
-    // reports four (Node's documented way to change a builtin's ES exports),
-    // so the shared pool is made here too, and every pool's tasks are counted.
-    const r = child(`
-      const os = await import("node:os");
-      const { syncBuiltinESMExports } = await import("node:module");
-      os.default.availableParallelism = () => 4;
-      syncBuiltinESMExports();
+    // reports four, so the shared pool is made here too, and every pool's tasks are counted.
+    const r = child(`${reportCores(4)}
       const pools = new Map();
       const run = ScanPool.prototype.run;
       ScanPool.prototype.run = function (task) {
@@ -639,6 +649,20 @@ describe("process lifetime", () => {
       await pool.close();
     }
   });
+
+  it("below MIN_CORES_FOR_SHARED_POOL cores, a large batch without a pool is scanned on the calling thread: no shared pool", () => {
+    const r = child(`${reportCores(2)}
+      let tasks = 0;
+      const run = ScanPool.prototype.run;
+      ScanPool.prototype.run = function (task) {
+        tasks++;
+        return run.call(this, task);
+      };
+      const result = await scanBatch(items);
+      console.log(JSON.stringify({ entries: result.entries.flat().length, errors: result.errors.length, tasks }));`);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, errors: 0, tasks: 0 });
+  });
 });
 
 describe("output format", () => {
@@ -700,6 +724,17 @@ describe("scanBatch edge cases", () => {
     expect(errors[0]).toMatchObject({ index: 0, threadId: undefined, toolCallId: "c" });
     expect(errors[0]!.error).toMatch(/^item 0 \(tool call "c"\): threadId must be a non-empty string/);
   });
+
+  it("says what an item's getter threw when it is no Error", async () => {
+    const item = {
+      threadId: "t",
+      get message(): unknown {
+        throw "message unavailable";
+      },
+    };
+    const { errors } = await scanBatch([item]);
+    expect(errors[0]!.error).toBe('item 0 (thread "t"): message unavailable');
+  });
 });
 
 describe("table cells", () => {
@@ -722,6 +757,11 @@ describe("table cells", () => {
 
   it("gives a lone combining mark no column", () => {
     expect(tableRow("\u0300").indexOf("art_")).toBe(1 + 16 + 1);
+  });
+
+  it("pads no blank after the ellipsis of a cut reference, the line's last column, where a wide character straddles the cut", () => {
+    // 94 columns, then 数 takes 95..96 and the next one would pass the 96: only the first 94 fit before the "…".
+    expect(tableRow("t", { real_ref: `/${"a".repeat(93)}数数` })).toMatch(/ \/a{93}…\n$/);
   });
 });
 
@@ -887,6 +927,22 @@ describe("scanBatch and the pool's buffers and workers", () => {
       expect(r.errors).toEqual([]);
       expect(pool.spares.length).toBe(8); // 64 items in slices of 8
       expect(pool.maxInFlight).toBe(2);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("sends a worker no task for a slice whose every item is skipped or fails here", async () => {
+    const pool = new WatchedPool({ threads: 1 });
+    try {
+      // Four items on one thread: slices of one each; only items 1 and 3 can go to the worker.
+      const batch: unknown[] = toolItems(4);
+      batch[0] = { threadId: "t", message: { type: "ai", content: "hi" } };
+      batch[2] = { threadId: "", message: { tool_call_id: "bad" } };
+      const r = await scanBatch(batch as BatchItem[], { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+      expect([r.skipped, r.errors.map((e) => e.index)]).toEqual([[0], [2]]);
+      expect(r.entries.map((list) => list.length)).toEqual([0, 1, 0, 1]);
+      expect(pool.spares.length).toBe(2);
     } finally {
       await pool.close();
     }

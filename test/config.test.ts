@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ToolArtifactsConfigError, parseToolArtifactsConfig, toolArtifactsConfigSchema } from "../src/config.js";
+import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 
 const DEFAULTS = {
   enabled: true,
@@ -103,6 +104,10 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
   it("rejects a non-object", () => {
     expect(fieldOf(() => parseToolArtifactsConfig(42 as never))).toBe("(root)");
     expect(fieldOf(() => parseToolArtifactsConfig([] as never))).toBe("(root)");
+  });
+
+  it("names the root when a middleware's options are no object", () => {
+    expect(fieldOf(() => toolArtifactsMiddleware({}, null as never))).toBe("(root)");
   });
 
   it("exposes the schema itself", () => {

@@ -74,6 +74,7 @@ describe("orderMiddleware", () => {
   it("ignores constraints naming middlewares that are absent", () => {
     const list = [resolution(), capture(), projection()];
     expect(orderMiddleware(list)).toEqual(list);
+    expect(orderMiddleware(list, { constraints: [{ name: "absent", before: ["tool-artifacts-projection"] }] })).toEqual(list);
   });
 
   it("applies a constraint to every middleware carrying the name", () => {
@@ -102,6 +103,12 @@ describe("orderMiddleware", () => {
     expect(cycle[0]).toBe(cycle.at(-1));
     expect(new Set(cycle)).toEqual(new Set(["a", "b", "c"]));
     expect((error as Error).message).toMatch(/cycle: (a|b|c) → (a|b|c) → (a|b|c) → (a|b|c)/);
+  });
+
+  it("names only the middlewares of the cycle, not those passed on the way to it", () => {
+    // The search for the cycle passes x, d and e first, which lead nowhere (e only to d, already searched).
+    const list = [mw("x", { after: ["a"] }), mw("a", { before: ["d", "e", "b"] }), mw("d"), mw("e", { before: ["d"] }), mw("b", { before: ["a"] })];
+    expect(() => orderMiddleware(list)).toThrow(expect.objectContaining({ cycle: ["a", "b", "a"] }));
   });
 
   it("reports a two-party contradiction between before and after", () => {

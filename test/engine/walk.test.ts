@@ -236,6 +236,22 @@ describe("serializeBounded", () => {
     for (const v of [undefined, () => 1, Symbol("s")]) expect(text(v)).toBe("");
     expect(walkStructured(undefined)).toEqual({ status: "ok", refs: [] });
   });
+
+  // 100 gated strings of 4096 three-byte characters: about 1.2 MB of JSON.
+  const overAMiB = { files: Array.from({ length: 100 }, () => "€".repeat(MAX_REF_BYTES)) };
+
+  it("drops a buffer grown past 1 MiB by one payload before the next, instead of holding it for good", () => {
+    expect(serializeBounded(overAMiB).ok).toBe(true);
+    const next = serializeBounded(null);
+    expect(next.ok && next.bytes.buffer.byteLength).toBe(16 * 1024);
+  });
+
+  it("grows the buffer for a bracket that falls just past its end", () => {
+    serializeBounded(overAMiB); // the next payload starts on a fresh 16 KiB buffer
+    // "[" + 7 digits + 712 × ("," + 22 characters) = 16384 bytes: the closing bracket is the first byte past them.
+    const v = [1234567, ...Array<number>(712).fill(1.2345678901234567e21)];
+    expect(text(v)).toBe(JSON.stringify(v));
+  });
 });
 
 describe("walk budgets", () => {
