@@ -40,6 +40,12 @@ const redactionRuleSchema = z
   // A misspelt `strategy` would otherwise silently fall back to "redact".
   .strict()
   .superRefine((rule, ctx) => {
+    // langchain looks a built-in type up on a plain object, so "toString" or
+    // "constructor" would pass as one, and every model call would then throw.
+    if (rule.detector === undefined && rule.piiType in Object.prototype) {
+      ctx.addIssue({ code: "custom", message: `Unknown PII type: ${rule.piiType} is no built-in PII type (a name every object inherits): provide a custom detector` });
+      return;
+    }
     // langchain's own resolution is the authority on what a rule means.
     try {
       resolveRedactionRule(rule);

@@ -80,6 +80,15 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "ssn", strategy: "redact" }] })).toThrow(/Unknown PII type: ssn/);
   });
 
+  it("takes no name every object inherits for a built-in PII type, which would fail every model call", () => {
+    for (const piiType of ["toString", "constructor", "__proto__", "hasOwnProperty"]) {
+      expect(fieldOf(() => parseToolArtifactsConfig({ piiRules: [{ piiType }] }))).toBe("piiRules[0]");
+      expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType }] })).toThrow(`Unknown PII type: ${piiType} is no built-in PII type`);
+    }
+    // With its own detector, any name will do.
+    expect(parseToolArtifactsConfig({ piiRules: [{ piiType: "toString", detector: /x/g }] }).piiRules[0]!.piiType).toBe("toString");
+  });
+
   it("accepts langchain's rule shapes: built-in types, pattern strings, global RegExps, functions", () => {
     const fn = (text: string) => (text.includes("secret") ? [{ text: "secret", start: text.indexOf("secret"), end: text.indexOf("secret") + 6 }] : []);
     const cfg = parseToolArtifactsConfig({
