@@ -18,6 +18,7 @@ function both(line: string, extra: Partial<LineScanOptions> = {}) {
     engine: Buffer.from(engine.output).toString("utf8"),
     reference: Buffer.from(reference.output).toString("utf8"),
     entries: engine.entries,
+    failures: { engine: engine.failures, reference: reference.failures },
   };
 }
 
@@ -338,4 +339,46 @@ describe("engine lines: LangChain's serialized form needs lc exactly 1", () => {
     expect(got.entries).toBe(0);
     expect(got.engine).toBe(got.reference);
   });
+});
+
+describe("options the engine does not take: the TypeScript path fails the lines", () => {
+  // Options reach scanLinesPacked unchecked from a worker's task. The engine
+  // would cast a bad first line number to an integer and write a created_at
+  // that is no string raw (a number, or text that is no JSON); the reference
+  // fails each line it touches, and so must the engine path.
+  const anonymous = JSON.stringify({ thread_id: "t", message: { type: "tool", content: "see /mnt/user-data/a.csv" } });
+  for (const firstLine of [1.5, -3, Number.NaN, 2 ** 53, 1e300]) {
+    it(`firstLine ${firstLine}: the anonymous result's line fails`, () => {
+      const got = both(anonymous, { firstLine });
+      expect(got.stats.engineLines).toBe(0);
+      expect(got.engine).toBe("");
+      expect(got.failures.engine).toEqual(got.failures.reference);
+      expect(got.failures.engine).toEqual([{ line: 1, reason: expect.stringContaining("options.callIndex must be a non-negative integer") }]);
+    });
+  }
+
+  it("firstLine 0 is taken: the first line's call index is 0", () => {
+    const got = both(anonymous, { firstLine: 0 });
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain(`"call_index":0,`);
+  });
+
+  it("firstLine 2**53 - 1: the second line's call index would be past the safe integers", () => {
+    const got = both(`${anonymous}\n${anonymous}`, { firstLine: Number.MAX_SAFE_INTEGER });
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain(`"call_index":${Number.MAX_SAFE_INTEGER},`);
+    expect(got.failures.engine).toEqual(got.failures.reference);
+    expect(got.failures.engine).toEqual([{ line: 2, reason: expect.stringContaining("options.callIndex must be a non-negative integer") }]);
+  });
+
+  for (const createdAt of [5, null, { at: 1 }]) {
+    it(`createdAt ${JSON.stringify(createdAt)}: every line fails`, () => {
+      const got = both(toolLine("see /mnt/user-data/a.csv"), { createdAt: createdAt as unknown as string });
+      expect(got.stats.engineLines).toBe(0);
+      expect(got.engine).toBe("");
+      expect(got.failures.engine).toEqual(got.failures.reference);
+      expect(got.failures.engine).toEqual([{ line: 1, reason: expect.stringContaining("options.now must return a string") }]);
+    });
+  }
 });

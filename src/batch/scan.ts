@@ -151,8 +151,12 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
  * engine failed on the chunk (it has then written nothing anywhere).
  */
 function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { createdAt: string }, stats?: LinePathStats): LineAcc | undefined {
-  // Bad options (sandbox prefixes, a switch that is no boolean): the TypeScript path reports them line by line.
+  // Bad options (sandbox prefixes, a switch that is no boolean, a created_at
+  // that is no string, a first line number that gives no call index): the
+  // TypeScript path reports them line by line. The engine would write such a
+  // created_at raw and cast such a number to an integer.
   if (scanOptionsProblem(options.detectRefsInText, options.sandboxPrefixes) !== undefined) return undefined;
+  if (typeof options.createdAt !== "string" || !callIndexesSafe(options.firstLine ?? 1, bytes.byteLength)) return undefined;
   let scanned;
   try {
     scanned = scanLinesInEngine(bytes, options);
@@ -181,6 +185,15 @@ function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { cre
     stats.jsLines += left;
   }
   return acc;
+}
+
+/**
+ * Whether every line of a chunk of `len` bytes starting at line `firstLine`
+ * numbers a valid call index (a non-negative safe integer), as the reference
+ * requires of the index it gives an anonymous result.
+ */
+function callIndexesSafe(firstLine: number, len: number): boolean {
+  return Number.isSafeInteger(firstLine) && firstLine >= 0 && Number.isSafeInteger(firstLine + len);
 }
 
 /** How many lines of a chunk each path scanned (blank lines count for the path that saw them). */
