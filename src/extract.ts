@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, scanOptionsProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -87,8 +87,9 @@ export interface ExtractOptions {
 /** What the injected clock says; an entry's created_at is a string (ISO-8601), never anything else. */
 function clockTime(now: () => string): string {
   const time: unknown = now();
-  if (typeof time !== "string") throw new TypeError(`extractArtifacts: options.now must return a string (ISO-8601), got ${typeof time}`);
-  return time;
+  const problem = timestampProblem(time);
+  if (problem !== undefined) throw new TypeError(`extractArtifacts: options.now must return a string (ISO-8601), ${problem}`);
+  return time as string;
 }
 
 /** Longest text (UTF-16 units) the JSON rules parse. */

@@ -107,6 +107,28 @@ export function unknownOptionProblem(options: object, known: readonly string[]):
   return key === undefined ? undefined : `unknown option ${JSON.stringify(key)} (known: ${known.join(", ")})`;
 }
 
+/** A bad value as an error message names it: a string quoted (cut at 40 characters), a number or boolean with its type, else its type. */
+export function describeValue(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return `${typeof value} ${String(value)}`;
+  return value === null ? "null" : typeof value;
+}
+
+/**
+ * An ISO-8601 date and time with seconds and a zone: what `toISOString`
+ * writes, or an offset such as Python's `+00:00`.
+ */
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Why `value` cannot be an entry's `created_at` (undefined: it can), as the
+ * end of an error message: an entry says when it was made in one form.
+ */
+export function timestampProblem(value: unknown): string | undefined {
+  if (typeof value === "string") return ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : `got ${describeValue(value)}`;
+  return value instanceof Date ? "got a Date: pass date.toISOString()" : `got ${typeof value}`;
+}
+
 /**
  * Why the scan options `detectRefsInText` and `sandboxPrefixes` (as read
  * from an options object) cannot be used (undefined: they can). The one

@@ -38,6 +38,13 @@ describe("clear errors for bad input", () => {
     const call = (options: object) => () => extractArtifacts(message, { threadId: "t", ...options } as never);
     expect(call({ now: 5 })).toThrow(new TypeError("extractArtifacts: options.now must be a function (got number)"));
     expect(call({ now: () => 5 })).toThrow(new TypeError("extractArtifacts: options.now must return a string (ISO-8601), got number"));
+    expect(call({ now: () => "yesterday" })).toThrow(new TypeError('extractArtifacts: options.now must return a string (ISO-8601), got "yesterday"'));
+    expect(call({ now: () => "2025-01-02" })).toThrow(/got "2025-01-02"/); // a date without a time
+    expect(call({ now: () => "2025-13-02T03:04:05Z" })).toThrow(/got "2025-13-02T03:04:05Z"/); // the shape, but no date
+    // toISOString's form, and Python's isoformat() with an offset, are taken.
+    for (const time of ["2025-01-02T03:04:05.000Z", "2025-01-02T03:04:05.123456+00:00", "2025-01-02T03:04:05-05:30"]) {
+      expect(extractArtifacts(message, { threadId: "t", now: () => time }).map((e) => e.created_at)).toEqual([time]);
+    }
     expect(call({ onRejectedPayload: "log" })).toThrow(/options\.onRejectedPayload must be a function/);
     expect(call({ onEngineFailure: {} })).toThrow(/options\.onEngineFailure must be a function/);
     expect(call({ detectRefsInText: "no" })).toThrow(/options\.detectRefsInText must be a boolean \(got string\)/);
@@ -86,7 +93,9 @@ describe("clear errors for bad input", () => {
     await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool"));
     expect(() => new ScanPool(null as never)).toThrow(new TypeError("ScanPool: options must be an object"));
     // Checked once, naming the option, not as a failure of every item.
-    await expect(scanBatch(items, { createdAt: new Date() } as never)).rejects.toThrow(new TypeError("scanBatch: options.createdAt must be an ISO-8601 string (got object)"));
+    await expect(scanBatch(items, { createdAt: new Date() } as never)).rejects.toThrow(new TypeError("scanBatch: options.createdAt must be an ISO-8601 string (got a Date: pass date.toISOString())"));
+    await expect(scanBatch(items, { createdAt: "" })).rejects.toThrow(new TypeError('scanBatch: options.createdAt must be an ISO-8601 string (got "")'));
+    await expect(scanBatch(items, { createdAt: "yesterday" })).rejects.toThrow(new TypeError('scanBatch: options.createdAt must be an ISO-8601 string (got "yesterday")'));
     await expect(scanBatch(items, { detectRefsInText: 1 } as never)).rejects.toThrow(/scanBatch: options\.detectRefsInText must be a boolean/);
     await expect(scanBatch(items, { sandboxPrefixes: [""] })).rejects.toThrow(new TypeError("scanBatch: a sandbox prefix must not be empty"));
     await expect(scanBatch(items, { sandboxPrefixes: ["/\ud800"] })).rejects.toThrow(/scanBatch: sandbox prefix .* has a lone surrogate/);

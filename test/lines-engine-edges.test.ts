@@ -372,7 +372,7 @@ describe("options the engine does not take: the TypeScript path fails the lines"
     expect(got.failures.engine).toEqual([{ line: 2, reason: expect.stringContaining("options.callIndex must be a non-negative integer") }]);
   });
 
-  for (const createdAt of [5, null, { at: 1 }]) {
+  for (const createdAt of [5, null, { at: 1 }, "yesterday"]) {
     it(`createdAt ${JSON.stringify(createdAt)}: every line fails`, () => {
       const got = both(toolLine("see /mnt/user-data/a.csv"), { createdAt: createdAt as unknown as string });
       expect(got.stats.engineLines).toBe(0);

@@ -3,7 +3,7 @@
  * hands work to a pool (the archive stream) reads them without loading the
  * engine.
  */
-import { scanOptionsProblem } from "../types.js";
+import { scanOptionsProblem, timestampProblem } from "../types.js";
 import type { OutputFormat } from "./format.js";
 
 /** Extraction options that travel to workers (plain data only). */
@@ -36,6 +36,7 @@ export function scanOptionsOf(options: ScanOptions): ScanOptions {
   const { detectRefsInText, sandboxPrefixes, createdAt } = options;
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(problem);
-  if (createdAt !== undefined && typeof createdAt !== "string") throw new TypeError(`options.createdAt must be an ISO-8601 string (got ${typeof createdAt})`);
+  const badTime = createdAt === undefined ? undefined : timestampProblem(createdAt);
+  if (badTime !== undefined) throw new TypeError(`options.createdAt must be an ISO-8601 string (${badTime})`);
   return { detectRefsInText, sandboxPrefixes, createdAt };
 }

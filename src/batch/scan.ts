@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { extractArtifacts, occurrenceIdOf, type ExtractOptions } from "../extract.js";
-import { scanOptionsProblem, type ArtifactEntry } from "../types.js";
+import { scanOptionsProblem, timestampProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
@@ -152,11 +152,11 @@ function scanLines(bytes: Uint8Array, options: LineScanOptions, probe?: ItemProb
  */
 function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { createdAt: string }, stats?: LinePathStats): LineAcc | undefined {
   // Bad options (sandbox prefixes, a switch that is no boolean, a created_at
-  // that is no string, a first line number that gives no call index): the
+  // that is no ISO-8601 string, a first line number that gives no call index): the
   // TypeScript path reports them line by line. The engine would write such a
-  // created_at raw and cast such a number to an integer.
+  // created_at as it is and cast such a number to an integer.
   if (scanOptionsProblem(options.detectRefsInText, options.sandboxPrefixes) !== undefined) return undefined;
-  if (typeof options.createdAt !== "string" || !callIndexesSafe(options.firstLine ?? 1, bytes.byteLength)) return undefined;
+  if (timestampProblem(options.createdAt) !== undefined || !callIndexesSafe(options.firstLine ?? 1, bytes.byteLength)) return undefined;
   let scanned;
   try {
     scanned = scanLinesInEngine(bytes, options);

@@ -10,6 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
+import { describeValue } from "../types.js";
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
@@ -128,7 +129,7 @@ function hex32(h: number): string {
 
 function fail(op: string, field: string, seed: number, expected: string, value: unknown): never {
   const name = seed < 0 ? field : `seeds[${seed}].${field}`;
-  throw new TypeError(`${op}: ${name} must be ${expected}, got ${describe(value)}`);
+  throw new TypeError(`${op}: ${name} must be ${expected}, got ${describeValue(value)}`);
 }
 
 function checkString(value: unknown, field: string, op: string, seed: number): string {
@@ -153,20 +154,14 @@ function checkKind(value: unknown, op: string, seed: number): OccurrenceKind {
   return value;
 }
 
-function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return `${typeof value} ${String(value)}`;
-  return value === null ? "null" : typeof value;
-}
-
 function checkSeeds(seeds: unknown, op: string): readonly unknown[] {
-  if (!Array.isArray(seeds)) throw new TypeError(`${op}: seeds must be an array, got ${describe(seeds)}`);
+  if (!Array.isArray(seeds)) throw new TypeError(`${op}: seeds must be an array, got ${describeValue(seeds)}`);
   return seeds;
 }
 
 function checkSeed(seed: unknown, op: string, i: number): Record<string, unknown> {
   if (typeof seed !== "object" || seed === null) {
-    throw new TypeError(`${op}: seeds[${i}] must be an object, got ${describe(seed)}`);
+    throw new TypeError(`${op}: seeds[${i}] must be an object, got ${describeValue(seed)}`);
   }
   return seed as Record<string, unknown>;
 }
