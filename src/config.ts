@@ -167,12 +167,17 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTo
   parseOptions(toolArtifactsConfigSchema, input, rename, unknownTopLevel) as ToolArtifactsConfig;
 
 // Read as the options, a whole config file without a section has keys of its
-// own: say what to pass instead, unless the key looks like a misspelt option
-// (camelCase, as every option of more than one word is).
-const unknownWithoutSection = (key: string) =>
-  /[A-Z]/.test(key)
+// own: say what to pass instead, unless the key looks like a misspelt option:
+// a near miss of one (`enable`, `piiRule`), named as beside a section, or
+// camelCase, as every option of more than one word is. A section's own key
+// (`max_entries`) is a file's.
+const unknownWithoutSection = (key: string) => {
+  const meant = Object.hasOwn(FILE_KEYS, key) ? undefined : meantOption(key, Object.keys(toolArtifactsConfigSchema.shape));
+  if (meant !== undefined) return `unknown option; did you mean ${meant}?`;
+  return /[A-Z]/.test(key)
     ? "unknown option"
     : "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
+};
 
 /** A key without its case and separators: `sandbox_prefixes` and `sandboxPrefixes` are one. */
 const bare = (key: string) => key.toLowerCase().replace(/[_-]/g, "");

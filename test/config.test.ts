@@ -171,6 +171,13 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(parseToolArtifactsConfig({ models, tool_artifacts: { enabled: false, sandbox_prefixes: ["/w/"], future_key: 1 }, piiRule: undefined } as never)).toEqual({ ...DEFAULTS, enabled: false });
   });
 
+  it("names the option a near miss was meant to be without a section too, as beside one", () => {
+    expect(() => parseToolArtifactsConfig({ piiRule: [] } as never)).toThrow(/piiRule: unknown option; did you mean piiRules\?$/);
+    expect(() => parseToolArtifactsConfig({ enable: false } as never)).toThrow(/enable: unknown option; did you mean enabled\?$/);
+    expect(() => parseToolArtifactsConfig({ sandboxPrefix: ["/w/"] } as never)).toThrow(/sandboxPrefix: unknown option; did you mean sandboxPrefixes\?$/);
+    expect(() => parseToolArtifactsConfig({ maxEntrie: 50, tool_artifacts: undefined } as never)).toThrow(/maxEntrie: unknown option; did you mean maxEntries\?$/);
+  });
+
   it("takes a section that is undefined as no section: the options beside it are read and checked", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ maxEntries: 5, tool_artifacts: undefined }))).toBe("maxEntries");
     expect(parseToolArtifactsConfig({ maxEntries: 50, enabled: false, tool_artifacts: undefined })).toEqual({ ...DEFAULTS, maxEntries: 50, enabled: false });
@@ -184,7 +191,10 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     );
     expect(parseToolArtifactsConfig({ tool_artifacts: (file.tool_artifacts as never) ?? {} })).toEqual(DEFAULTS);
     // A misspelt option (camelCase) or an unknown key inside a value is no file's section: the plain message.
-    expect(() => parseToolArtifactsConfig({ maxEntrys: 50 } as never)).toThrow(/maxEntrys: unknown option$/);
+    expect(() => parseToolArtifactsConfig({ maxEntrys: 50 } as never)).toThrow(/maxEntrys: unknown option; did you mean maxEntries\?$/);
+    expect(() => parseToolArtifactsConfig({ maxTokens: 50 } as never)).toThrow(/maxTokens: unknown option$/);
+    // A section's own key is a file's, even without its section.
+    expect(() => parseToolArtifactsConfig({ max_entries: 50 } as never)).toThrow(/max_entries: unknown option \(a config file holds/);
     expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", colour: "red" }] } as never)).toThrow(/piiRules\[0\]\.colour: unknown option$/);
   });
 
