@@ -155,7 +155,10 @@ export function parseOptions<S extends z.ZodType>(
 ): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
+  // An unknown key first: a misspelt one (`agent`) also leaves the option
+  // it meant missing, which alone would not name the typo.
+  const { issues } = result.error;
+  const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
     throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : "unknown option");
