@@ -7,7 +7,7 @@
 import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
 import { z } from "zod";
 import { DEFAULT_SANDBOX_PREFIXES } from "./engine/scan.js";
-import { sandboxPrefixesProblem } from "./types.js";
+import { nearMiss, sandboxPrefixesProblem } from "./types.js";
 
 /** A configuration value was rejected; `field` names it as the caller wrote it. */
 export class ToolArtifactsConfigError extends Error {
@@ -175,45 +175,18 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTo
 // camelCase, as every option of more than one word is. A section's own key
 // (`max_entries`) is a file's.
 const unknownWithoutSection = (key: string) => {
-  const meant = Object.hasOwn(FILE_KEYS, key) ? undefined : meantOption(key, Object.keys(toolArtifactsConfigSchema.shape));
+  const meant = Object.hasOwn(FILE_KEYS, key) ? undefined : nearMiss(key, Object.keys(toolArtifactsConfigSchema.shape));
   if (meant !== undefined) return `unknown option; did you mean ${meant}?`;
   return /[A-Z]/.test(key)
     ? "unknown option"
     : "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
 };
 
-/** A key without its case and separators: `sandbox_prefixes` and `sandboxPrefixes` are one. */
-const bare = (key: string) => key.toLowerCase().replace(/[_-]/g, "");
-
-/** Edit distance of two short keys; past 3 it only matters that it is more. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 3) return 4;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
-}
-
-/**
- * The option a key that is read nowhere was probably meant to be. Beside a
- * section, keys that are not ours are passed over (a file's other sections,
- * keys the Python implementation may read), but a near miss of ours
- * (`enable`, `max_entry`, `piiRule`) would be a setting that silently does
- * nothing: a kill switch that is not one.
- */
-function meantOption(key: string, options: readonly string[]): string | undefined {
-  // Two edits, three in a longer name (`max_entry` for `max_entries`).
-  return options.find((option) => editDistance(bare(key), bare(option)) <= (bare(option).length >= 10 ? 3 : 2));
-}
-
 /** Throws for the first key of `given` (one set, as everywhere, is not undefined) that is a near miss of one of `options`. */
 function refuseNearMisses(given: object, options: readonly string[], field: (key: string) => string): void {
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined || options.includes(key)) continue;
-    const meant = meantOption(key, options);
+    const meant = nearMiss(key, options);
     if (meant !== undefined) throw new ToolArtifactsConfigError(field(key), `unknown option; did you mean ${meant}?`);
   }
 }

@@ -114,6 +114,34 @@ export function describeValue(value: unknown): string {
   return value === null ? "null" : typeof value;
 }
 
+/** A key without its case and separators: `sandbox_prefixes` and `sandboxPrefixes` are one. */
+const bare = (key: string) => key.toLowerCase().replace(/[_-]/g, "");
+
+/** Edit distance of two short keys; past 3 it only matters that it is more. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return 4;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The one of `options` a key that is read nowhere was probably meant to be
+ * (undefined: none). Keys that are not ours may be passed over (a config
+ * file's other sections, keys the Python implementation may read, a batch
+ * item's metadata), but a near miss of ours (`enable`, `max_entry`,
+ * `piiRule`, `call_index`) would be a setting that silently does nothing: a
+ * kill switch that is not one.
+ */
+export function nearMiss(key: string, options: readonly string[]): string | undefined {
+  // Two edits, three in a longer name (`max_entry` for `max_entries`).
+  return options.find((option) => editDistance(bare(key), bare(option)) <= (bare(option).length >= 10 ? 3 : 2));
+}
+
 /**
  * An ISO-8601 date and time with seconds and a zone: what `toISOString`
  * writes, or an offset such as Python's `+00:00`.

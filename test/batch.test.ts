@@ -209,15 +209,23 @@ describe("scanBatch", () => {
     items[151] = { threadId: "t", message: "not an object" };
     items[152] = { threadId: "t", callIndex: -1, message: { tool_call_id: "c152" } };
     items[153] = { threadId: "t", message: cyclic }; // not JSON: still scanned, like on the calling thread
+    // Misspelt keys (archive lines spell thread_id so) are named, not dropped:
+    // a dropped callIndex would give other handles. The host's own keys stay.
+    items[154] = { thread_id: "t", message: { tool_call_id: "c154" } };
+    items[155] = { threadId: "t", callindex: 7, message: { tool_call_id: "c155" } };
+    items[156] = { threadId: "t", message: { tool_call_id: "c156", content: "/mnt/user-data/f156.txt" }, source: "archive 3", call_index: 2, callIndex: 2 };
     const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
-    expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152]);
+    expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152, 154, 155]);
+    expect(result.errors[4].error).toMatch(/^item 154 \(tool call "c154"\): unknown key "thread_id"; did you mean threadId\?$/);
+    expect(result.errors[5].error).toMatch(/^item 155 \(thread "t", tool call "c155"\): unknown key "callindex"; did you mean callIndex\?$/);
+    expect(result.entries[156].map((e) => [e.real_ref, e.call_index])).toEqual([["/mnt/user-data/f156.txt", 2]]);
     expect(result.errors[0]).toMatchObject({ threadId: "", toolCallId: "c3" });
     expect(result.errors[0].error).toMatch(/^item 3 \(thread "", tool call "c3"\): threadId must be a non-empty string/);
     expect(result.errors[1].error).toMatch(/^item 150: an item must be an object/);
     expect(result.errors[3].error).toMatch(/callIndex must be a non-negative integer/);
-    for (const i of [3, 150, 151, 152]) expect(result.entries[i]).toEqual([]);
+    for (const i of [3, 150, 151, 152, 154, 155]) expect(result.entries[i]).toEqual([]);
     expect(result.entries[153].map((e) => e.real_ref)).toEqual(["/mnt/user-data/cyclic.txt"]);
-    const good = items.map((item, i) => ([3, 150, 151, 152, 153].includes(i) ? undefined : (item as BatchItem)));
+    const good = items.map((item, i) => ([3, 150, 151, 152, 153, 154, 155, 156].includes(i) ? undefined : (item as BatchItem)));
     good.forEach((item, i) => {
       if (item) expect(result.entries[i]).toEqual(expected([item])[0]);
     });

@@ -5,6 +5,7 @@
  * keeps metadata nobody reads (additional_kwargs, response_metadata) off the
  * wire.
  */
+import { nearMiss } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -104,12 +105,30 @@ export interface NormalizedItem {
 /** A call index, or none given. */
 const isCallIndex = (value: unknown): value is number | undefined => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
 
+const ITEM_KEYS = ["threadId", "message", "callIndex"] as const;
+
+/**
+ * Throws when a key of `item` looks like one of its keys that it lacks
+ * (`thread_id`, as archive lines spell it; `callindex`): a misspelt
+ * callIndex would give the item other handles without a word. Other keys
+ * are the host's own and left alone.
+ */
+function misspeltKey(item: Json): void {
+  for (const key of ITEM_KEYS) {
+    if (item[key] !== undefined) continue;
+    for (const other of Object.keys(item)) {
+      if (!(ITEM_KEYS as readonly string[]).includes(other) && nearMiss(other, [key]) !== undefined) throw new TypeError(`unknown key ${JSON.stringify(other)}; did you mean ${key}?`);
+    }
+  }
+}
+
 /**
  * Check a `scanBatch` item and reduce its message. Throws an Error saying what
  * is wrong; the caller attributes it to the item.
  */
 export function normalizeItem(item: unknown): NormalizedItem {
   if (!isObject(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
+  misspeltKey(item);
   const { threadId, message, callIndex } = item;
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isObject(message)) throw new TypeError("message must be an object");
