@@ -141,9 +141,13 @@ function fieldName(path: readonly PropertyKey[], rename: (key: string) => string
   return out === "" ? "(root)" : out;
 }
 
+/** An unknown option, with the one it probably meant when it is a near miss of one. */
+const unknownOption = (meant: string | undefined) => (meant === undefined ? "unknown option" : `unknown option; did you mean ${meant}?`);
+
 /**
  * `input` parsed by `schema`, or a ToolArtifactsConfigError naming the first
- * bad field (`rename` spells a top-level key as the caller wrote it). For
+ * unknown key, else the first bad field (`rename` spells a top-level key as
+ * the caller wrote it). For
  * every options object of the package, so that a bad one always fails the
  * same way.
  */
@@ -151,7 +155,7 @@ export function parseOptions<S extends z.ZodType>(
   schema: S,
   input: unknown,
   rename: (key: string) => string = (k) => k,
-  unknownTopLevel: (key: string) => string = () => "unknown option",
+  unknownTopLevel: (key: string) => string = () => unknownOption(undefined),
 ): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
@@ -161,7 +165,7 @@ export function parseOptions<S extends z.ZodType>(
   const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
-    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : "unknown option");
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption(undefined));
   }
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
 }
@@ -170,16 +174,15 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTo
   parseOptions(toolArtifactsConfigSchema, input, rename, unknownTopLevel) as ToolArtifactsConfig;
 
 // Read as the options, a whole config file without a section has keys of its
-// own: say what to pass instead, unless the key looks like a misspelt option:
-// a near miss of one (`enable`, `piiRule`), named as beside a section, or
-// camelCase, as every option of more than one word is. A section's own key
-// (`max_entries`) is a file's.
+// own: say what to pass instead, unless the key looks like a misspelt option
+// (camelCase, as every option of more than one word is). A near miss of an
+// option (`enable`, `piiRule`, a section's `max_entries`) is named too, as
+// beside a section.
 const unknownWithoutSection = (key: string) => {
-  const meant = Object.hasOwn(FILE_KEYS, key) ? undefined : nearMiss(key, Object.keys(toolArtifactsConfigSchema.shape));
-  if (meant !== undefined) return `unknown option; did you mean ${meant}?`;
+  const named = unknownOption(nearMiss(key, Object.keys(toolArtifactsConfigSchema.shape)));
   return /[A-Z]/.test(key)
-    ? "unknown option"
-    : "unknown option (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })";
+    ? named
+    : `${named} (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })`;
 };
 
 /** Throws for the first key of `given` (one set, as everywhere, is not undefined) that is a near miss of one of `options`. */
@@ -187,7 +190,7 @@ function refuseNearMisses(given: object, options: readonly string[], field: (key
   for (const [key, value] of Object.entries(given)) {
     if (value === undefined || options.includes(key)) continue;
     const meant = nearMiss(key, options);
-    if (meant !== undefined) throw new ToolArtifactsConfigError(field(key), `unknown option; did you mean ${meant}?`);
+    if (meant !== undefined) throw new ToolArtifactsConfigError(field(key), unknownOption(meant));
   }
 }
 

@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, isCallIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -84,12 +84,17 @@ export interface ExtractOptions {
   onEngineFailure?: (error: Error) => void;
 }
 
+/** The clock's last answer that passed: a batch's fixed created_at is checked once, not per result. */
+let lastTime: string | undefined;
+
 /** What the injected clock says; an entry's created_at is a string (ISO-8601), never anything else. */
 function clockTime(now: () => string): string {
   const time: unknown = now();
+  if (time === lastTime) return time as string;
   const problem = timestampProblem(time);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: options.now must return a string (ISO-8601), ${problem}`);
-  return time as string;
+  lastTime = time as string;
+  return lastTime;
 }
 
 /** Longest text (UTF-16 units) the JSON rules parse. */
@@ -497,7 +502,7 @@ function checkOptions(options: ExtractOptions): number {
     throw new TypeError(`extractArtifacts: options.threadId must be a non-empty string (got ${threadId === "" ? '""' : typeof threadId})`);
   }
   const callIndex = read(options, "callIndex") ?? 0;
-  if (!Number.isSafeInteger(callIndex) || (callIndex as number) < 0) {
+  if (!isCallIndex(callIndex)) {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   // Refused whether or not this result has text to scan.

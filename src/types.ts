@@ -117,6 +117,9 @@ export function describeValue(value: unknown): string {
 /** A key without its case and separators: `sandbox_prefixes` and `sandboxPrefixes` are one. */
 const bare = (key: string) => key.toLowerCase().replace(/[_-]/g, "");
 
+/** Whether two keys differ only in case and separators (`call_index`, `callIndex`). */
+export const sameKey = (a: string, b: string): boolean => bare(a) === bare(b);
+
 /** Edit distance of two short keys; past 3 it only matters that it is more. */
 function editDistance(a: string, b: string): number {
   if (Math.abs(a.length - b.length) > 3) return 4;
@@ -143,19 +146,34 @@ export function nearMiss(key: string, options: readonly string[]): string | unde
 }
 
 /**
- * An ISO-8601 date and time with seconds and a zone: what `toISOString`
- * writes, or an offset such as Python's `+00:00`.
+ * An ISO-8601 date and time in UTC (DESIGN §1), with seconds: what
+ * `toISOString` writes (a year past 9999 in its six-digit form), or
+ * Python's `+00:00` for `Z`.
  */
-const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/;
+const ISO_UTC = /^(?:\d{4}|[+-]\d{6})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]00:00)$/;
 
 /**
  * Why `value` cannot be an entry's `created_at` (undefined: it can), as the
  * end of an error message: an entry says when it was made in one form.
  */
 export function timestampProblem(value: unknown): string | undefined {
-  if (typeof value === "string") return ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) ? undefined : `got ${describeValue(value)}`;
-  return value instanceof Date ? "got a Date: pass date.toISOString()" : `got ${typeof value}`;
+  if (typeof value !== "string") return value instanceof Date ? "got a Date: pass date.toISOString()" : `got ${typeof value}`;
+  return ISO_UTC.test(value) && isCalendarDay(value) ? undefined : `got ${describeValue(value)}`;
 }
+
+/**
+ * Whether a timestamp of that form names a real time: Date.parse refuses a
+ * month 13 or a minute 60, but rolls 2025-02-30 over into March and 24:00
+ * into the next day, which the round trip catches.
+ */
+function isCalendarDay(timestamp: string): boolean {
+  const time = Date.parse(timestamp);
+  const day = timestamp.slice(0, timestamp.indexOf("T"));
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(day);
+}
+
+/** A call index: a non-negative safe integer. */
+export const isCallIndex = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**
  * Why the scan options `detectRefsInText` and `sandboxPrefixes` (as read

@@ -39,10 +39,16 @@ describe("clear errors for bad input", () => {
     expect(call({ now: 5 })).toThrow(new TypeError("extractArtifacts: options.now must be a function (got number)"));
     expect(call({ now: () => 5 })).toThrow(new TypeError("extractArtifacts: options.now must return a string (ISO-8601), got number"));
     expect(call({ now: () => "yesterday" })).toThrow(new TypeError('extractArtifacts: options.now must return a string (ISO-8601), got "yesterday"'));
+    expect(call({ now: () => "yesterday" })).toThrow(/got "yesterday"/); // again: only a time that passed is remembered
     expect(call({ now: () => "2025-01-02" })).toThrow(/got "2025-01-02"/); // a date without a time
-    expect(call({ now: () => "2025-13-02T03:04:05Z" })).toThrow(/got "2025-13-02T03:04:05Z"/); // the shape, but no date
-    // toISOString's form, and Python's isoformat() with an offset, are taken.
-    for (const time of ["2025-01-02T03:04:05.000Z", "2025-01-02T03:04:05.123456+00:00", "2025-01-02T03:04:05-05:30"]) {
+    // The shape, but no such month, day or hour: Date.parse takes 2025-02-30 as March 2.
+    for (const time of ["2025-13-02T03:04:05Z", "2025-02-30T03:04:05Z", "2025-04-31T03:04:05Z", "2025-02-29T03:04:05Z", "2025-01-02T24:00:00Z"]) {
+      expect(call({ now: () => time })).toThrow(`got "${time}"`);
+    }
+    // UTC only (DESIGN §1): an entry's time is comparable as text.
+    expect(call({ now: () => "2025-01-02T03:04:05-05:30" })).toThrow(/got "2025-01-02T03:04:05-05:30"/);
+    // toISOString's forms (a leap day, a six-digit year), and Python's isoformat() in UTC, are taken.
+    for (const time of ["2025-01-02T03:04:05.000Z", "2024-02-29T23:59:59Z", "+010000-01-01T00:00:00.000Z", "2025-01-02T03:04:05.123456+00:00"]) {
       expect(extractArtifacts(message, { threadId: "t", now: () => time }).map((e) => e.created_at)).toEqual([time]);
     }
     expect(call({ onRejectedPayload: "log" })).toThrow(/options\.onRejectedPayload must be a function/);

@@ -214,18 +214,21 @@ describe("scanBatch", () => {
     items[154] = { thread_id: "t", message: { tool_call_id: "c154" } };
     items[155] = { threadId: "t", callindex: 7, message: { tool_call_id: "c155" } };
     items[156] = { threadId: "t", message: { tool_call_id: "c156", content: "/mnt/user-data/f156.txt" }, source: "archive 3", call_index: 2, callIndex: 2 };
+    // Near callIndex, but no spelling of it: a host's own.
+    items[157] = { threadId: "t", message: { tool_call_id: "c157", content: "/mnt/user-data/f157.txt" }, cellIndex: 4, col_index: 1, call_index_v2: 3 };
     const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
     expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152, 154, 155]);
     expect(result.errors[4].error).toMatch(/^item 154 \(tool call "c154"\): unknown key "thread_id"; did you mean threadId\?$/);
     expect(result.errors[5].error).toMatch(/^item 155 \(thread "t", tool call "c155"\): unknown key "callindex"; did you mean callIndex\?$/);
     expect(result.entries[156].map((e) => [e.real_ref, e.call_index])).toEqual([["/mnt/user-data/f156.txt", 2]]);
+    expect(result.entries[157].map((e) => [e.real_ref, e.call_index])).toEqual([["/mnt/user-data/f157.txt", 0]]);
     expect(result.errors[0]).toMatchObject({ threadId: "", toolCallId: "c3" });
     expect(result.errors[0].error).toMatch(/^item 3 \(thread "", tool call "c3"\): threadId must be a non-empty string/);
     expect(result.errors[1].error).toMatch(/^item 150: an item must be an object/);
     expect(result.errors[3].error).toMatch(/callIndex must be a non-negative integer/);
     for (const i of [3, 150, 151, 152, 154, 155]) expect(result.entries[i]).toEqual([]);
     expect(result.entries[153].map((e) => e.real_ref)).toEqual(["/mnt/user-data/cyclic.txt"]);
-    const good = items.map((item, i) => ([3, 150, 151, 152, 153, 154, 155, 156].includes(i) ? undefined : (item as BatchItem)));
+    const good = items.map((item, i) => ([3, 150, 151, 152, 153, 154, 155, 156, 157].includes(i) ? undefined : (item as BatchItem)));
     good.forEach((item, i) => {
       if (item) expect(result.entries[i]).toEqual(expected([item])[0]);
     });
@@ -599,7 +602,8 @@ describe("process lifetime", () => {
 
   it("lowers the listener limit only once its workers have exited, never below 1, and takes no task once closed", () => {
     // Eleven workers are the fewest whose pipe listeners outnumber Node's
-    // default limit of 10; six, the fewest that would take a host's 5 below 1.
+    // default limit of 10; six take a host's 5 below 0, where an unguarded
+    // setMaxListeners throws (five would make it 0: unlimited).
     const r = child(`
       const baseline = process.stdout.listenerCount("error");
       const pool = new ScanPool({ threads: 11, idleTimeoutMs: 50 });

@@ -173,7 +173,8 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
 
   it("names the option a near miss was meant to be without a section too, as beside one", () => {
     expect(() => parseToolArtifactsConfig({ piiRule: [] } as never)).toThrow(/piiRule: unknown option; did you mean piiRules\?$/);
-    expect(() => parseToolArtifactsConfig({ enable: false } as never)).toThrow(/enable: unknown option; did you mean enabled\?$/);
+    // A key without capitals may be a config file's own: where a file holds the settings is said too.
+    expect(() => parseToolArtifactsConfig({ enable: false } as never)).toThrow(/enable: unknown option; did you mean enabled\? \(a config file holds these settings in a tool_artifacts section/);
     expect(() => parseToolArtifactsConfig({ sandboxPrefix: ["/w/"] } as never)).toThrow(/sandboxPrefix: unknown option; did you mean sandboxPrefixes\?$/);
     expect(() => parseToolArtifactsConfig({ maxEntrie: 50, tool_artifacts: undefined } as never)).toThrow(/maxEntrie: unknown option; did you mean maxEntries\?$/);
   });
@@ -193,8 +194,8 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     // A misspelt option (camelCase) or an unknown key inside a value is no file's section: the plain message.
     expect(() => parseToolArtifactsConfig({ maxEntrys: 50 } as never)).toThrow(/maxEntrys: unknown option; did you mean maxEntries\?$/);
     expect(() => parseToolArtifactsConfig({ maxTokens: 50 } as never)).toThrow(/maxTokens: unknown option$/);
-    // A section's own key is a file's, even without its section.
-    expect(() => parseToolArtifactsConfig({ max_entries: 50 } as never)).toThrow(/max_entries: unknown option \(a config file holds/);
+    // A section's own key without its section: the option it names, and where a file holds it.
+    expect(() => parseToolArtifactsConfig({ max_entries: 50 } as never)).toThrow(/max_entries: unknown option; did you mean maxEntries\? \(a config file holds/);
     expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", colour: "red" }] } as never)).toThrow(/piiRules\[0\]\.colour: unknown option$/);
   });
 

@@ -5,7 +5,7 @@
  * keeps metadata nobody reads (additional_kwargs, response_metadata) off the
  * wire.
  */
-import { nearMiss } from "../types.js";
+import { isCallIndex, nearMiss, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -103,21 +103,27 @@ export interface NormalizedItem {
 }
 
 /** A call index, or none given. */
-const isCallIndex = (value: unknown): value is number | undefined => value === undefined || (Number.isSafeInteger(value) && (value as number) >= 0);
+const isCallIndexOrNone = (value: unknown): value is number | undefined => value === undefined || isCallIndex(value);
 
-const ITEM_KEYS = ["threadId", "message", "callIndex"] as const;
+const REQUIRED_ITEM_KEYS = ["threadId", "message"] as const;
+const ITEM_KEYS: readonly string[] = [...REQUIRED_ITEM_KEYS, "callIndex"];
 
 /**
  * Throws when a key of `item` looks like one of its keys that it lacks
- * (`thread_id`, as archive lines spell it; `callindex`): a misspelt
+ * (`thread_id`, as archive lines spell it; `call_index`): a misspelt
  * callIndex would give the item other handles without a word. Other keys
  * are the host's own and left alone.
  */
 function misspeltKey(item: Json): void {
-  // Keys first, the usual item's own only: no array, no lookup per key of ours.
+  // The item's own keys, once: an ordinary item has none but ours.
   for (const other in item) {
-    if (other === "threadId" || other === "message" || other === "callIndex" || !Object.hasOwn(item, other)) continue;
-    const meant = nearMiss(other, ITEM_KEYS.filter((key) => item[key] === undefined));
+    if (ITEM_KEYS.includes(other) || !Object.hasOwn(item, other) || item[other] === undefined) continue;
+    // A missing required key: any near miss (the item fails anyway; this
+    // says why). The optional callIndex: only itself in another case or
+    // with separators, since a host's own keys come near it (cellIndex).
+    const meant =
+      nearMiss(other, REQUIRED_ITEM_KEYS.filter((key) => item[key] === undefined)) ??
+      (item.callIndex === undefined && sameKey(other, "callIndex") ? "callIndex" : undefined);
     if (meant !== undefined) throw new TypeError(`unknown key ${JSON.stringify(other)}; did you mean ${meant}?`);
   }
 }
@@ -132,7 +138,7 @@ export function normalizeItem(item: unknown): NormalizedItem {
   const { threadId, message, callIndex } = item;
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isObject(message)) throw new TypeError("message must be an object");
-  if (!isCallIndex(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
+  if (!isCallIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
   return { threadId, callIndex, message: plainToolMessage(message) };
 }
 
@@ -167,7 +173,7 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;
   // Checked here to name the field as the line spells it (normalizeItem says callIndex).
-  if (!isCallIndex(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
+  if (!isCallIndexOrNone(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
   return { threadId, message, callIndex };
 }
 

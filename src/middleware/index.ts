@@ -51,8 +51,8 @@ export type ToolArtifactsMiddleware = readonly [Capture, Resolution, Projection]
  * cannot infer the two channels from it: pass `stateSchema:
  * toolArtifactsStateSchema` to the agent for typed `tool_artifacts` state.
  *
- * @throws {ToolArtifactsConfigError} naming the first bad field, of the
- *   config or of `options`.
+ * @throws {ToolArtifactsConfigError} naming the first unknown key, else the
+ *   first bad field, of the config or of `options`.
  *
  * @example
  * ```ts

@@ -5,8 +5,8 @@
  * random model (the only fake) calls a tool that writes files and a tool that
  * reads a handle, bare, backticked and nested, picking handles the hidden
  * block shows it and, now and then, ones it was shown earlier that may since
- * have left the registry. After one quiet turn more, each thread's state
- * must hold:
+ * have left the registry. After every turn, and after one quiet turn more
+ * on a fresh agent and connection, each thread's state must hold:
  * - the registry: the last `maxEntries` distinct entries `extractArtifacts`
  *   gives for the thread's tool results, in history order;
  * - each entry's `consumed_by`: the calls whose args name its handle, in order;
@@ -57,9 +57,10 @@ interface Read {
  * thread's script does not depend on how the threads interleave.
  */
 class RandomModel extends BaseChatModel {
-  static ids = 0;
   constructor(
+    /** Per thread: its generator, and how many replies it has had (for ids that a rerun repeats). */
     private readonly rngs: Map<string, () => number>,
+    private readonly replies: Map<string, number>,
     private readonly everShown: Map<string, string[]>,
     private readonly reads: Read[],
   ) {
@@ -86,7 +87,9 @@ class RandomModel extends BaseChatModel {
     const ever = this.everShown.get(thread) ?? [];
     for (const h of shown.keys()) if (!ever.includes(h)) ever.push(h);
     this.everShown.set(thread, ever);
-    const id = `random-${++RandomModel.ids}`;
+    const n = (this.replies.get(thread) ?? 0) + 1;
+    this.replies.set(thread, n);
+    const id = `${thread}-reply-${n}`;
     const reply = (message: AIMessage): ChatResult => ({ generations: [{ text: "", message }] });
     if (ToolMessage.isInstance(messages.at(-1)) && r() < 0.35) return reply(new AIMessage({ id, content: "done" }));
     const current = [...shown.keys()];
@@ -109,7 +112,7 @@ class QuietModel extends BaseChatModel {
     return this;
   }
   async _generate(): Promise<ChatResult> {
-    return { generations: [{ text: "", message: new AIMessage({ id: `quiet-${++RandomModel.ids}`, content: "bye" }) }] };
+    return { generations: [{ text: "", message: new AIMessage({ id: `quiet-${crypto.randomUUID()}`, content: "bye" }) }] };
   }
 }
 
@@ -146,27 +149,19 @@ describe("random agent runs: three threads at once, restarts between turns", () 
       db = tempSqliteSaver();
       const agentOn = (checkpointer: TempSqliteSaver["saver"], model: BaseChatModel) =>
         createAgent({ model, tools: [make, read], middleware: [...toolArtifactsMiddleware({ maxEntries })], stateSchema: toolArtifactsStateSchema, checkpointer });
-      let agent = agentOn(db.saver, new RandomModel(rngs, everShown, reads));
-      for (let turn = 0; turn < TURNS; turn++) {
-        if (r() < 0.3) agent = agentOn(db.reopen(), new RandomModel(rngs, everShown, reads));
-        await Promise.all(
-          THREADS.map((t) => agent.invoke({ messages: [new HumanMessage(`turn ${t} ${turn}`)] }, { configurable: { thread_id: t }, recursionLimit: 200 })),
-        );
-      }
-      // A quiet turn more, so that capture has read every result and call.
-      const quiet = agentOn(db.reopen(), new QuietModel({}));
-      let refused = 0;
-      for (const t of THREADS) {
-        const state = (await quiet.invoke({ messages: [new HumanMessage(`turn ${t} end`)] }, { configurable: { thread_id: t } })) as unknown as State;
+      /**
+       * The registry a thread's state must hold, from its history: every
+       * result and call is captured by the end of a turn (its last model
+       * call came after them). Returns how many distinct entries the history gives.
+       */
+      const checkRegistry = (t: string, state: State, when: string): number => {
         const distinct = new Map<string, ArtifactEntry>();
         for (const m of state.messages) {
           if (!ToolMessage.isInstance(m)) continue;
           for (const e of extractArtifacts(m, { threadId: t })) if (!distinct.has(e.handle)) distinct.set(e.handle, e);
         }
         const expected = [...distinct.values()].slice(-maxEntries);
-        expect(distinct.size, `${t}: the run made fewer files than the window holds`).toBeGreaterThan(maxEntries);
-        expect(state.tool_artifacts.map((e) => [e.handle, e.real_ref, e.tool_call_id])).toEqual(expected.map((e) => [e.handle, e.real_ref, e.tool_call_id]));
-
+        expect(state.tool_artifacts.map((e) => [e.handle, e.real_ref, e.tool_call_id]), `${t} ${when}`).toEqual(expected.map((e) => [e.handle, e.real_ref, e.tool_call_id]));
         const callsNaming = new Map<string, string[]>();
         for (const m of state.messages) {
           if (!AIMessage.isInstance(m)) continue;
@@ -174,8 +169,26 @@ describe("random agent runs: three threads at once, restarts between turns", () 
             for (const h of new Set(JSON.stringify(call.args).match(/art_[0-9a-f]{8}/g) ?? [])) callsNaming.set(h, [...(callsNaming.get(h) ?? []), call.id!]);
           }
         }
-        for (const e of state.tool_artifacts) expect(e.consumed_by ?? [], `${t} ${e.handle}`).toEqual(callsNaming.get(e.handle) ?? []);
-        expect(new Set(state.tool_artifact_processed).size).toBe(state.tool_artifact_processed.length);
+        for (const e of state.tool_artifacts) expect(e.consumed_by ?? [], `${t} ${when} ${e.handle}`).toEqual(callsNaming.get(e.handle) ?? []);
+        expect(new Set(state.tool_artifact_processed).size, `${t} ${when}: ledger repeats`).toBe(state.tool_artifact_processed.length);
+        return distinct.size;
+      };
+
+      const replies = new Map<string, number>();
+      let agent = agentOn(db.saver, new RandomModel(rngs, replies, everShown, reads));
+      for (let turn = 0; turn < TURNS; turn++) {
+        if (r() < 0.3) agent = agentOn(db.reopen(), new RandomModel(rngs, replies, everShown, reads));
+        const states = await Promise.all(
+          THREADS.map((t) => agent.invoke({ messages: [new HumanMessage(`turn ${t} ${turn}`)] }, { configurable: { thread_id: t }, recursionLimit: 200 })),
+        );
+        states.forEach((state, i) => checkRegistry(THREADS[i]!, state as unknown as State, `after turn ${turn}`));
+      }
+      // A quiet turn more, on a fresh agent and connection: the state read back from disk.
+      const quiet = agentOn(db.reopen(), new QuietModel({}));
+      let refused = 0;
+      for (const t of THREADS) {
+        const state = (await quiet.invoke({ messages: [new HumanMessage(`turn ${t} end`)] }, { configurable: { thread_id: t } })) as unknown as State;
+        expect(checkRegistry(t, state, "at the end"), `${t}: the run made fewer files than the window holds`).toBeGreaterThan(maxEntries);
 
         for (const { call, handle, shownAs } of reads.filter((x) => x.thread === t)) {
           const answer = state.messages.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === call) as ToolMessage;
