@@ -214,8 +214,8 @@ describe("scanBatch", () => {
     items[154] = { thread_id: "t", message: { tool_call_id: "c154" } };
     items[155] = { threadId: "t", callindex: 7, message: { tool_call_id: "c155" } };
     items[156] = { threadId: "t", message: { tool_call_id: "c156", content: "/mnt/user-data/f156.txt" }, source: "archive 3", call_index: 2, callIndex: 2 };
-    // Near callIndex, but no spelling of it: a host's own.
-    items[157] = { threadId: "t", message: { tool_call_id: "c157", content: "/mnt/user-data/f157.txt" }, cellIndex: 4, col_index: 1, call_index_v2: 3 };
+    // Near callIndex, but no spelling of it: a host's own; a key set to undefined is none.
+    items[157] = { threadId: "t", message: { tool_call_id: "c157", content: "/mnt/user-data/f157.txt" }, cellIndex: 4, col_index: 1, call_index_v2: 3, call_index: undefined };
     const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
     expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152, 154, 155]);
     expect(result.errors[4].error).toMatch(/^item 154 \(tool call "c154"\): unknown key "thread_id"; did you mean threadId\?$/);
