@@ -141,9 +141,13 @@ function finalReport(result: unknown): Report | undefined {
   return undefined;
 }
 
-/** Whether a report says nothing: no text, no file or image, no artifact. */
+/**
+ * Whether a report says nothing: no text, no file or image, no artifact (an
+ * empty list is none: @langchain/mcp-adapters gives every result one).
+ */
 const emptyReport = ({ content, artifact }: Report): boolean =>
-  artifact === undefined && (typeof content === "string" ? content.trim() === "" : content.every((b) => b.type === "text" && String(b.text ?? "").trim() === ""));
+  (artifact === undefined || (Array.isArray(artifact) && artifact.length === 0)) &&
+  (typeof content === "string" ? content.trim() === "" : content.every((b) => b.type === "text" && String(b.text ?? "").trim() === ""));
 
 export interface TaskToolOptions {
   /** Sub-agents by the name the model passes as `subagent_type`. */

@@ -132,6 +132,24 @@ describe("createTaskTool with real nested agents", () => {
     expect(error.text).toBe('Sub-agent "broken" finished without a final answer.');
   });
 
+  it("answers a child that ends on a tool result with no text and an empty artifact list with an error result", async () => {
+    // What @langchain/mcp-adapters makes of an MCP result with no content (or
+    // with only audio, which a report does not carry): its artifact is always a list.
+    const child = new StateGraph(MessagesAnnotation)
+      .addNode("work", () => ({
+        messages: [
+          new AIMessage({ content: "", tool_calls: [{ id: "call_q", name: "quiet", args: {} }] }),
+          new ToolMessage({ content: [], artifact: [], tool_call_id: "call_q", name: "quiet" }),
+        ],
+      }))
+      .addEdge(START, "work")
+      .addEdge("work", END)
+      .compile();
+    const error = await delegateOnce({ quiet: child }, "quiet");
+    expect(error.status).toBe("error");
+    expect(error.text).toBe('Sub-agent "quiet" finished without a final answer.');
+  });
+
   it("answers a sub-agent whose result holds no messages with an error result", async () => {
     const error = await delegateOnce({ odd: { invoke: async () => ({ done: true }) } }, "odd");
     expect(error.status).toBe("error");
