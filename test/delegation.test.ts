@@ -115,18 +115,20 @@ describe("createTaskTool with real nested agents", () => {
     expect(error.text).toBe('Sub-agent "mute" finished without a final answer.');
   });
 
-  it("answers a child that ends on a failed tool result with an error result", async () => {
-    // createAgent never ends on a failed tool; any graph with the same invoke may.
-    const child = new StateGraph(MessagesAnnotation)
-      .addNode("work", () => ({
-        messages: [
-          new AIMessage({ content: "Let me publish it.", tool_calls: [{ id: "call_p", name: "publish", args: {} }] }),
-          new ToolMessage({ content: "Error: disk full", tool_call_id: "call_p", name: "publish", status: "error" }),
-        ],
-      }))
+  /** A child graph whose one step writes `messages` and ends. */
+  const childEndingWith = (messages: BaseMessage[]) =>
+    new StateGraph(MessagesAnnotation)
+      .addNode("work", () => ({ messages }))
       .addEdge(START, "work")
       .addEdge("work", END)
       .compile();
+
+  it("answers a child that ends on a failed tool result with an error result", async () => {
+    // createAgent never ends on a failed tool; any graph with the same invoke may.
+    const child = childEndingWith([
+      new AIMessage({ content: "Let me publish it.", tool_calls: [{ id: "call_p", name: "publish", args: {} }] }),
+      new ToolMessage({ content: "Error: disk full", tool_call_id: "call_p", name: "publish", status: "error" }),
+    ]);
     const error = await delegateOnce({ broken: child }, "broken");
     expect(error.status).toBe("error");
     expect(error.text).toBe('Sub-agent "broken" finished without a final answer.');
@@ -135,16 +137,10 @@ describe("createTaskTool with real nested agents", () => {
   it("answers a child that ends on a tool result with no text and an empty artifact list with an error result", async () => {
     // What @langchain/mcp-adapters makes of an MCP result with no content (or
     // with only audio, which a report does not carry): its artifact is always a list.
-    const child = new StateGraph(MessagesAnnotation)
-      .addNode("work", () => ({
-        messages: [
-          new AIMessage({ content: "", tool_calls: [{ id: "call_q", name: "quiet", args: {} }] }),
-          new ToolMessage({ content: [], artifact: [], tool_call_id: "call_q", name: "quiet" }),
-        ],
-      }))
-      .addEdge(START, "work")
-      .addEdge("work", END)
-      .compile();
+    const child = childEndingWith([
+      new AIMessage({ content: "", tool_calls: [{ id: "call_q", name: "quiet", args: {} }] }),
+      new ToolMessage({ content: [], artifact: [], tool_call_id: "call_q", name: "quiet" }),
+    ]);
     const error = await delegateOnce({ quiet: child }, "quiet");
     expect(error.status).toBe("error");
     expect(error.text).toBe('Sub-agent "quiet" finished without a final answer.');
