@@ -514,6 +514,8 @@ let tableMask: u32 = 0;
 let pairs: usize = 0; // the scanner's output for the current text
 let pairsCap: usize = 0;
 
+/** The longest MIME type an entry keeps, as src/extract.ts's MAX_MIME_CHARS. */
+const MAX_MIME_BYTES: usize = 255;
 const ENTRY: usize = 24; // u32 ref, length, type word, mime (token start, 0: none), mime token length, hash
 const FIRST_ENTRIES: u32 = 64;
 const MAX_ENTRIES: u32 = 1 << 24;
@@ -788,7 +790,9 @@ function block(start: usize, end: usize): bool {
   let mime: usize = 0;
   let mimeLen: usize = 0;
   if (m != NO_WORD) {
-    if (!plainOrAbsent(m)) return false;
+    // One longer than MAX_MIME_CHARS (src/extract.ts) in bytes may be within
+    // it in characters: the host decides.
+    if (!plainOrAbsent(m) || slotEnd(m) - slotStart(m) - 2 > MAX_MIME_BYTES) return false;
     if (slotEnd(m) - slotStart(m) > 2) {
       mime = slotStart(m);
       mimeLen = slotEnd(m) - mime;

@@ -97,6 +97,15 @@ function clockTime(now: () => string): string {
   return lastTime;
 }
 
+/**
+ * Longest MIME type an entry keeps (RFC 6838 allows 127 characters each for
+ * type and subtype): a server's value is metadata for the model, and a
+ * longer one (a data URI sent as the type, say) would sit in durable state
+ * for good. The entry is kept without it. assembly/lines.ts leaves a line
+ * with a longer one to this path.
+ */
+const MAX_MIME_CHARS = 255;
+
 /** Longest text (UTF-16 units) the JSON rules parse. */
 const MAX_JSON_TEXT = 1 << 20;
 /** The block types read here: the only ones a JSON string content is taken as. */
@@ -307,7 +316,7 @@ class Entries {
       display_name: label ?? displayName(ref),
       real_ref: ref,
     } as ArtifactEntry;
-    if (mime) entry.mime_type = mime;
+    if (mime && mime.length <= MAX_MIME_CHARS) entry.mime_type = mime;
     entry.created_at = this.createdAt;
     this.list.push(entry);
   }

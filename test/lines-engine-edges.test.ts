@@ -212,6 +212,20 @@ describe("engine blocks: mime types", () => {
     expect(got.engine).toBe(got.reference);
     expect(got.engine).not.toContain('"mime_type":""');
   });
+  // At most 255 characters are kept (src/extract.ts, MAX_MIME_CHARS); the
+  // engine leaves one of more bytes to the host, which counts characters.
+  it.each([
+    ["255 ASCII characters: kept, in the engine", "t/" + "a".repeat(253), true, 1],
+    ["256 ASCII characters: dropped, by the host", "t/" + "a".repeat(254), false, 0],
+    ["200 characters in 300 bytes: kept, by the host", "t/" + "é".repeat(100) + "a".repeat(98), true, 0],
+    ["256 characters in 384 bytes: dropped, by the host", "t/" + "é".repeat(128) + "a".repeat(126), false, 0],
+  ])("%s", (_, mime, kept, engineLines) => {
+    const got = both(toolLine([{ type: "file", url: "/mnt/user-data/a.csv", mimeType: mime }]));
+    expect(got.stats.engineLines).toBe(engineLines);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine.includes(`"mime_type":${JSON.stringify(mime)}`)).toBe(kept);
+  });
 });
 
 describe("engine content lists without text scanning", () => {
