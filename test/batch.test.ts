@@ -653,6 +653,20 @@ describe("process lifetime", () => {
     expect(JSON.parse(r.stdout)).toEqual({ before: false, after: false, workers: 0, loadedOnUse: true });
   });
 
+  it("lets its idle buffers go once its last worker has exited, without close()", async () => {
+    const pool = new ScanPool({ threads: 1, idleTimeoutMs: 50 });
+    try {
+      await scanBatch(corpus(300), { pool, poolThreshold: 0 });
+      expect(pool.buffers.idleBytes).toBeGreaterThan(0);
+      // The exit comes a little after the idle timeout: wait for it, up to 10 s.
+      for (let i = 0; i < 500 && (pool.workers.length > 0 || pool.buffers.idleBytes > 0); i++) await new Promise((done) => setTimeout(done, 20));
+      expect(pool.workers).toHaveLength(0);
+      expect(pool.buffers.idleBytes).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it("idle workers exit after the idle timeout", async () => {
     const pool = new ScanPool({ threads: 2, idleTimeoutMs: 50 });
     try {

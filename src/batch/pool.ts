@@ -194,8 +194,16 @@ export class ScanPool {
     allowWorkerListeners(allow ? this.threads : -this.threads);
   }
 
+  /**
+   * Once the last worker has exited, the limit goes back, and so do the idle
+   * buffers: a pool nobody closes (the shared one) must not hold up to
+   * BufferPool's 64 MiB for the process's life. The next task's workers start
+   * anew anyway.
+   */
   #workersGone(piscina: Piscina<unknown, ScanResult>): void {
-    if (piscina.threads.length === 0 && this.#exiting === 0) this.#allowListeners(false);
+    if (piscina.threads.length > 0 || this.#exiting > 0) return;
+    this.#allowListeners(false);
+    this.buffers.clear();
   }
 
   /** The live worker threads (diagnostics and fault tests). */

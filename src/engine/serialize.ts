@@ -80,7 +80,7 @@ export interface GatedStrings {
 const IDLE: GatedStrings = { at: [], strings: [] };
 
 const INITIAL_BYTES = 16 * 1024;
-/** A buffer grown past this by one big payload is dropped before the next call. */
+/** A buffer grown past this by one big payload is dropped once its bytes are used (releaseSerialized), or before the next call. */
 const RETAINED_BYTES = 1 << 20;
 
 const SKIP = Symbol("omitted");
@@ -118,8 +118,13 @@ class BoundedWriter {
   /** This run's gated strings; between runs an empty stand-in, so no payload string is kept. */
   private gated: GatedStrings = IDLE;
 
-  run(payload: unknown, maxNodes: number, maxDepth: number): BoundedJson {
+  /** Let a buffer one big payload grew go. */
+  shrink(): void {
     if (this.buf.length > RETAINED_BYTES) this.buf = new Uint8Array(INITIAL_BYTES);
+  }
+
+  run(payload: unknown, maxNodes: number, maxDepth: number): BoundedJson {
+    this.shrink();
     this.pos = 0;
     this.nodes = 0;
     this.complete = true;
@@ -323,3 +328,15 @@ export function serializeBounded(
   const writer = shared.busy ? new BoundedWriter() : shared;
   return writer.run(payload, maxNodes, maxDepth);
 }
+
+/**
+ * The caller is done with the last call's bytes: a buffer one big payload
+ * grew goes now, not at the next structured payload, which a thread may not
+ * see for a long time.
+ */
+export function releaseSerialized(): void {
+  if (!shared.busy) shared.shrink();
+}
+
+/** How many bytes the writer holds between calls (tests). */
+export const serializerHeldBytes = (): number => shared.buf.byteLength;

@@ -20,7 +20,7 @@
  * JSON.stringify(JSON.parse(bytes)), the compact form, measured as such.
  */
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
-import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type BoundedJson, type GatedStrings, type WalkRejection } from "./serialize.js";
+import { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, releaseSerialized, serializeBounded, writeAsciiToken, MAX_ESCAPE_BYTES, type BoundedJson, type GatedStrings, type WalkRejection } from "./serialize.js";
 
 export { MAX_REF_BYTES, MAX_WALK_DEPTH, MAX_WALK_NODES, type WalkRejection } from "./serialize.js";
 
@@ -166,7 +166,11 @@ function rejected(reason: WalkRejection): StructuredWalk {
  * BigInt, throwing getters) → rejected. Never throws but for an engine failure.
  */
 export function walkStructured(payload: unknown): StructuredWalk {
-  return walkSerialized(serializeBounded(payload));
+  try {
+    return walkSerialized(serializeBounded(payload));
+  } finally {
+    releaseSerialized();
+  }
 }
 
 /**
@@ -177,10 +181,14 @@ export function walkStructured(payload: unknown): StructuredWalk {
  */
 export function walkStructuredWithJson(payload: unknown, jsonUpTo: number): { walk: StructuredWalk; json?: string } {
   const json = serializeBounded(payload);
-  const walk = walkSerialized(json);
-  if (!json.ok || !json.complete || json.bytes.length === 0 || json.bytes.length > jsonUpTo) return { walk };
-  // The bytes stay valid: nothing has serialized since.
-  return { walk, json: walk.status === "ok" && walk.data !== undefined ? walk.data : decoder.decode(json.bytes) };
+  try {
+    const walk = walkSerialized(json);
+    if (!json.ok || !json.complete || json.bytes.length === 0 || json.bytes.length > jsonUpTo) return { walk };
+    // The bytes stay valid: nothing has serialized since.
+    return { walk, json: walk.status === "ok" && walk.data !== undefined ? walk.data : decoder.decode(json.bytes) };
+  } finally {
+    releaseSerialized();
+  }
 }
 
 function walkSerialized(json: BoundedJson): StructuredWalk {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { baselineIsReference, baselineIsTaskToken } from "../../bench/baselines/extract-ts.js";
-import { KNOWN_KEYS, serializeBounded } from "../../src/engine/serialize.js";
+import { KNOWN_KEYS, serializeBounded, serializerHeldBytes } from "../../src/engine/serialize.js";
 import {
   isReference,
   isTaskToken,
@@ -244,6 +244,13 @@ describe("serializeBounded", () => {
     expect(serializeBounded(overAMiB).ok).toBe(true);
     const next = serializeBounded(null);
     expect(next.ok && next.bytes.buffer.byteLength).toBe(16 * 1024);
+  });
+
+  it("drops such a buffer as soon as a walk is done with its bytes, not at the next payload", () => {
+    expect(walkStructured(overAMiB).status).toBe("ok");
+    expect(serializerHeldBytes()).toBe(16 * 1024);
+    expect(walkStructuredWithJson(overAMiB, Infinity).json).toBe(JSON.stringify(overAMiB));
+    expect(serializerHeldBytes()).toBe(16 * 1024);
   });
 
   it("grows the buffer for a bracket that falls just past its end", () => {
