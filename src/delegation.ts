@@ -142,11 +142,24 @@ function finalReport(result: unknown): Report | undefined {
 }
 
 /**
- * Whether a report says nothing: no text, no file or image, no artifact (an
- * empty list is none: @langchain/mcp-adapters gives every result one).
+ * Items of @langchain/mcp-adapters' artifact list that hold nothing for the
+ * lead: a result's `_meta`, and audio, which neither a model nor extraction reads.
  */
+const SILENT_ARTIFACT_ITEMS: ReadonlySet<unknown> = new Set(["mcp_meta", "audio"]);
+
+/**
+ * Whether an artifact holds nothing for the lead: none, an empty object, or
+ * a list of nothing but silent items (the adapters give every result a list).
+ */
+const emptyArtifact = (artifact: unknown): boolean =>
+  artifact == null ||
+  (Array.isArray(artifact)
+    ? artifact.every((item) => SILENT_ARTIFACT_ITEMS.has((item as { type?: unknown } | null)?.type))
+    : typeof artifact === "object" && Object.keys(artifact).length === 0);
+
+/** Whether a report says nothing: no text, no file or image, an empty artifact. */
 const emptyReport = ({ content, artifact }: Report): boolean =>
-  (artifact === undefined || (Array.isArray(artifact) && artifact.length === 0)) &&
+  emptyArtifact(artifact) &&
   (typeof content === "string" ? content.trim() === "" : content.every((b) => b.type === "text" && String(b.text ?? "").trim() === ""));
 
 export interface TaskToolOptions {

@@ -98,11 +98,11 @@ function clockTime(now: () => string): string {
 }
 
 /**
- * Longest MIME type an entry keeps (RFC 6838 allows 127 characters each for
- * type and subtype): a server's value is metadata for the model, and a
- * longer one (a data URI sent as the type, say) would sit in durable state
- * for good. The entry is kept without it. assembly/lines.ts leaves a line
- * with a longer one to this path.
+ * Longest MIME type an entry keeps, in UTF-16 units (RFC 6838 allows 127
+ * characters each for type and subtype): a server's value is metadata for
+ * the model, and a longer one (a data URI sent as the type, say) would sit
+ * in durable state for good. The entry is kept without it.
+ * assembly/lines.ts leaves a line with one longer in bytes to this path.
  */
 const MAX_MIME_CHARS = 255;
 

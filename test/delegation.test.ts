@@ -134,16 +134,34 @@ describe("createTaskTool with real nested agents", () => {
     expect(error.text).toBe('Sub-agent "broken" finished without a final answer.');
   });
 
-  it("answers a child that ends on a tool result with no text and an empty artifact list with an error result", async () => {
-    // What @langchain/mcp-adapters makes of an MCP result with no content (or
-    // with only audio, which a report does not carry): its artifact is always a list.
+  // What @langchain/mcp-adapters makes of an MCP result with no content (its
+  // artifact is always a list), with only _meta, or with only audio (which a
+  // report does not carry), and artifacts that hold nothing at all.
+  it.each([
+    ["an empty list", []],
+    ["only _meta", [{ type: "mcp_meta", data: { trace: "t1" } }]],
+    ["only audio", [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }]],
+    ["null", null],
+    ["an empty object", {}],
+  ])("answers a child that ends on a tool result with no text and an artifact of %s with an error result", async (_, artifact) => {
     const child = childEndingWith([
       new AIMessage({ content: "", tool_calls: [{ id: "call_q", name: "quiet", args: {} }] }),
-      new ToolMessage({ content: [], artifact: [], tool_call_id: "call_q", name: "quiet" }),
+      new ToolMessage({ content: [], artifact, tool_call_id: "call_q", name: "quiet" }),
     ]);
     const error = await delegateOnce({ quiet: child }, "quiet");
     expect(error.status).toBe("error");
     expect(error.text).toBe('Sub-agent "quiet" finished without a final answer.');
+  });
+
+  it("hands back a child's tool result with no text but an artifact the lead can read", async () => {
+    const artifact = [{ type: "mcp_meta", data: {} }, { type: "mcp_structured_content", data: { path: "/mnt/user-data/r.csv" } }];
+    const child = childEndingWith([
+      new AIMessage({ content: "", tool_calls: [{ id: "call_q", name: "quiet", args: {} }] }),
+      new ToolMessage({ content: [], artifact, tool_call_id: "call_q", name: "quiet" }),
+    ]);
+    const report = await delegateOnce({ quiet: child }, "quiet");
+    expect(report.status).toBe("success");
+    expect(report.artifact).toEqual(artifact);
   });
 
   it("answers a sub-agent whose result holds no messages with an error result", async () => {

@@ -212,8 +212,8 @@ describe("engine blocks: mime types", () => {
     expect(got.engine).toBe(got.reference);
     expect(got.engine).not.toContain('"mime_type":""');
   });
-  // At most 255 characters are kept (src/extract.ts, MAX_MIME_CHARS); the
-  // engine leaves one of more bytes to the host, which counts characters.
+  // At most 255 UTF-16 units are kept (src/extract.ts, MAX_MIME_CHARS); the
+  // engine leaves one of more bytes to the host, which counts units.
   it.each([
     ["255 ASCII characters: kept, in the engine", "t/" + "a".repeat(253), true, 1],
     ["256 ASCII characters: dropped, by the host", "t/" + "a".repeat(254), false, 0],
