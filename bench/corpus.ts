@@ -22,8 +22,8 @@ export interface CorpusOptions {
   docChars?: readonly [number, number];
 }
 
-/** mulberry32: small, fast, good enough to vary text deterministically. */
-function prng(seed: number): () => number {
+/** mulberry32: small, fast, seeded, and the same on every platform (the corpus, and tests' random cases). */
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

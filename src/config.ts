@@ -126,8 +126,11 @@ const FILE_KEYS = {
   resolve_handles_in_args: "resolveHandlesInArgs",
 } as const satisfies Record<string, keyof ToolArtifactsConfigInput>;
 
+/** Every option's name, as code spells it. */
+const OPTION_NAMES = Object.keys(toolArtifactsConfigSchema.shape);
+
 /** The options a config file's section has no key for: set in code only. */
-const CODE_ONLY_KEYS = Object.keys(toolArtifactsConfigSchema.shape).filter((key) => !(Object.values(FILE_KEYS) as string[]).includes(key));
+const CODE_ONLY_KEYS = OPTION_NAMES.filter((key) => !(Object.values(FILE_KEYS) as string[]).includes(key));
 
 type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null };
 
@@ -142,7 +145,7 @@ function fieldName(path: readonly PropertyKey[], rename: (key: string) => string
 }
 
 /** An unknown option, with the one it probably meant when it is a near miss of one. */
-const unknownOption = (meant: string | undefined) => (meant === undefined ? "unknown option" : `unknown option; did you mean ${meant}?`);
+const unknownOption = (meant?: string) => (meant === undefined ? "unknown option" : `unknown option; did you mean ${meant}?`);
 
 /**
  * `input` parsed by `schema`, or a ToolArtifactsConfigError naming the first
@@ -155,7 +158,7 @@ export function parseOptions<S extends z.ZodType>(
   schema: S,
   input: unknown,
   rename: (key: string) => string = (k) => k,
-  unknownTopLevel: (key: string) => string = () => unknownOption(undefined),
+  unknownTopLevel: (key: string) => string = () => unknownOption(),
 ): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
@@ -165,7 +168,7 @@ export function parseOptions<S extends z.ZodType>(
   const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
-    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption(undefined));
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption());
   }
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
 }
@@ -179,7 +182,7 @@ const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTo
 // option (`enable`, `piiRule`, a section's `max_entries`) is named too, as
 // beside a section.
 const unknownWithoutSection = (key: string) => {
-  const named = unknownOption(nearMiss(key, Object.keys(toolArtifactsConfigSchema.shape)));
+  const named = unknownOption(nearMiss(key, OPTION_NAMES));
   return /[A-Z]/.test(key)
     ? named
     : `${named} (a config file holds these settings in a tool_artifacts section; for a file that may have none, pass { tool_artifacts: file.tool_artifacts ?? {} })`;
@@ -243,7 +246,7 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
     }
   }
   if (section) refuseNearMisses(section, Object.keys(FILE_KEYS), (key) => `tool_artifacts.${key}`);
-  refuseNearMisses(options, Object.keys(toolArtifactsConfigSchema.shape), (key) => key);
+  refuseNearMisses(options, OPTION_NAMES, (key) => key);
   // The options a file cannot set are read beside its section
   // (`{...fileConfig, piiRules}`) and validated, not dropped with the other
   // sections of the file.

@@ -10,6 +10,7 @@
  * line to reproduce, not a 60-line chunk.
  */
 import { assert, describe, expect, it, vi } from "vitest";
+import { prng } from "../bench/corpus.js";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
 import { generateHandle } from "../src/engine/hash.js";
@@ -126,16 +127,9 @@ function inBiggerBuffer(bytes: Uint8Array): Uint8Array {
 
 // ---- Writing JSON by hand: escapes, blanks, duplicate keys, odd numbers ------------------
 
-/** mulberry32: small, seeded, and the same on every platform. */
+/** Seeded random choices (bench/corpus.ts's mulberry32). */
 function rng(seed: number) {
-  let s = seed >>> 0;
-  const next = () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = prng(seed);
   const int = (n: number) => Math.floor(next() * n);
   return { int, chance: (p: number) => next() < p, pick: <T>(xs: readonly T[]): T => xs[int(xs.length)] };
 }

@@ -166,11 +166,7 @@ function rejected(reason: WalkRejection): StructuredWalk {
  * BigInt, throwing getters) → rejected. Never throws but for an engine failure.
  */
 export function walkStructured(payload: unknown): StructuredWalk {
-  try {
-    return walkSerialized(serializeBounded(payload));
-  } finally {
-    releaseSerialized();
-  }
+  return walkStructuredWithJson(payload, 0).walk;
 }
 
 /**

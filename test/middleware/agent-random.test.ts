@@ -21,9 +21,11 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { createAgent, tool } from "langchain";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { prng } from "../../bench/corpus.js";
 import { extractArtifacts } from "../../src/extract.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
+import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
 
@@ -31,15 +33,6 @@ interface State {
   messages: BaseMessage[];
   tool_artifacts: ArtifactEntry[];
   tool_artifact_processed: string[];
-}
-
-/** A small seeded generator (numbers in [0, 1)), so a failing seed can be run again. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return s / 2 ** 32;
-  };
 }
 
 const HANDLE_LINE = /^(art_[0-9a-f]{8}) \| [^|]+ \| ([^|]+) \|/;
@@ -104,18 +97,6 @@ class RandomModel extends BaseChatModel {
   }
 }
 
-class QuietModel extends BaseChatModel {
-  _llmType() {
-    return "quiet";
-  }
-  bindTools() {
-    return this;
-  }
-  async _generate(): Promise<ChatResult> {
-    return { generations: [{ text: "", message: new AIMessage({ id: `quiet-${crypto.randomUUID()}`, content: "bye" }) }] };
-  }
-}
-
 const THREADS = ["T1", "T2", "T3"];
 const TURNS = 8;
 
@@ -128,8 +109,8 @@ afterEach(() => {
 describe("random agent runs: three threads at once, restarts between turns", () => {
   for (const seed of [1, 2, 3]) {
     it(`seed ${seed}: registry, consumption, ledger and resolution agree with the history`, async () => {
-      const r = random(seed);
-      const rngs = new Map(THREADS.map((t, i) => [t, random(seed * 100 + i)]));
+      const r = prng(seed);
+      const rngs = new Map(THREADS.map((t, i) => [t, prng(seed * 100 + i)]));
       const everShown = new Map<string, string[]>();
       const reads: Read[] = [];
       const received = new Map<string, { path: string; extra: { again: string }[] }>();
@@ -184,7 +165,7 @@ describe("random agent runs: three threads at once, restarts between turns", () 
         states.forEach((state, i) => checkRegistry(THREADS[i]!, state as unknown as State, `after turn ${turn}`));
       }
       // A quiet turn more, on a fresh agent and connection: the state read back from disk.
-      const quiet = agentOn(db.reopen(), new QuietModel({}));
+      const quiet = agentOn(db.reopen(), new ScriptedChatModel(THREADS.map(() => ({ content: "bye" }))));
       let refused = 0;
       for (const t of THREADS) {
         const state = (await quiet.invoke({ messages: [new HumanMessage(`turn ${t} end`)] }, { configurable: { thread_id: t } })) as unknown as State;
