@@ -113,7 +113,7 @@ const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "file", "image", "ima
 const NOT_JSON = Symbol("not JSON");
 
 /** Property read that survives throwing getters and revoked proxies. */
-function read(value: unknown, key: string): unknown {
+export function read(value: unknown, key: string): unknown {
   if (value === null || typeof value !== "object") return undefined;
   try {
     return (value as Record<string, unknown>)[key];
@@ -521,7 +521,8 @@ function checkOptions(options: ExtractOptions): number {
     const fn = read(options, hook);
     if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${hook} must be a function (got ${typeof fn})`);
   }
-  return callIndex as number;
+  // -0 as 0: the pool's wire and durable state (JSON) write it so.
+  return (callIndex as number) || 0;
 }
 
 /**

@@ -305,6 +305,100 @@ describe("scanBatch", () => {
     ]);
   });
 
+  it("on the pool reads values JSON would turn into strings, or skip, as extraction reads them", async () => {
+    const hidden = (url: string) => Object.defineProperty({}, "url", { value: url, enumerable: false });
+    const messages = [
+      { type: "tool", tool_call_id: "c1", content: new URL("https://example.com/report.pdf") },
+      { type: "tool", tool_call_id: "c2", content: new String("/mnt/user-data/boxed.txt") },
+      { type: "tool", tool_call_id: "c3", content: [{ type: "image_url", image_url: { url: new URL("https://example.com/i.png") } }] },
+      { type: "tool", tool_call_id: "c4", content: "done", artifact: [{ type: "resource", resource: { uri: new URL("https://example.com/r.txt") } }] },
+      { type: "tool", tool_call_id: "c5", content: [{ type: "image", source: { url: "https://example.com/k.png", mime_type: new String("image/png") } }] },
+      { type: "tool", tool_call_id: new String("c6"), content: "/mnt/user-data/d.txt" },
+      { type: "tool", tool_call_id: "c7", status: new String("error"), content: "/mnt/user-data/f.txt" },
+      { type: "tool", tool_call_id: "c8", content: [{ type: "file", ...hidden("https://example.com/hidden.pdf") }] },
+      { type: "tool", tool_call_id: "c9", content: [{ type: "image", source: hidden("https://example.com/hidden.png") }] },
+      { type: "tool", tool_call_id: "c10", content: new ToolMessage({ tool_call_id: "x", content: "/mnt/user-data/inner.txt" }) },
+    ];
+    // Object spread copies no hidden key: c8's block gets one of its own.
+    Object.defineProperty(messages[7].content[0] as object, "url", { value: "https://example.com/hidden.pdf", enumerable: false });
+    const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+    expect(result.entries.slice(100).map((entries) => entries.map((e) => e.real_ref))).toEqual([
+      [],
+      [],
+      [],
+      [],
+      ["https://example.com/k.png"],
+      ["/mnt/user-data/d.txt"],
+      ["/mnt/user-data/f.txt"],
+      ["https://example.com/hidden.pdf"],
+      ["https://example.com/hidden.png"],
+      [],
+    ]);
+    expect(result.entries[104][0].mime_type).toBeUndefined();
+    expect(result.entries[105][0].tool_call_id).toBe("");
+  });
+
+  it("scans here, not on a worker, an item whose data no worker should get: not plain, or too many objects", async () => {
+    // The worker fails every item of thread "here": an item scanned here does not.
+    const failing = new ScanPool({ threads: 1, faults: { failOnThreadId: "here" } });
+    try {
+      const many = Array.from({ length: 5000 }, (_, i) => ({ i }));
+      const items: BatchItem[] = [
+        { threadId: "here", message: { tool_call_id: "c0", content: new Uint8Array(1 << 20) } },
+        { threadId: "here", message: { tool_call_id: "c1", content: "/mnt/user-data/a.txt", artifact: { image: { bytes: Buffer.alloc(1 << 20) } } } },
+        { threadId: "here", message: { tool_call_id: "c2", content: "/mnt/user-data/b.txt", artifact: { structured_content: { rows: many } } } },
+        { threadId: "here", message: { tool_call_id: "c3", content: "/mnt/user-data/c.txt" } },
+        { threadId: "here", message: { tool_call_id: "c4", content: "/mnt/user-data/d.txt", artifact: { structured_content: { rows: many.slice(0, 1000) } } } },
+      ];
+      const result = await scanBatch(items, { pool: failing, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
+      // Plain items within the bound went to the worker (and failed there).
+      expect(result.errors.map((e) => e.index)).toEqual([3, 4]);
+      expect(result.entries.slice(0, 3)).toEqual(expected(items.slice(0, 3)));
+      expect(result.entries[1].map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it.each([
+    ["calling thread", Infinity],
+    ["pool", 0],
+  ])("reads a message field whose getter throws as not given, and callIndex null as none and -0 as 0, as extractArtifacts does (%s)", async (_, poolThreshold) => {
+    const message = {
+      type: "tool",
+      tool_call_id: "g",
+      content: "/mnt/user-data/g.txt",
+      get artifact(): unknown {
+        throw new Error("artifact getter");
+      },
+    };
+    const items = [
+      { threadId: "t", message },
+      { threadId: "t", callIndex: null, message: { tool_call_id: "n", content: "/mnt/user-data/n.txt" } },
+      { threadId: "t", callIndex: -0, message: { tool_call_id: "z", content: "/mnt/user-data/z.txt" } },
+    ] as unknown as BatchItem[];
+    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold });
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+    expect(result.entries.map((entries) => entries.map((e) => [e.real_ref, e.call_index]))).toEqual([
+      [["/mnt/user-data/g.txt", 0]],
+      [["/mnt/user-data/n.txt", 0]],
+      [["/mnt/user-data/z.txt", 0]],
+    ]);
+    expect(Object.is(result.entries[2][0].call_index, 0)).toBe(true);
+  });
+
+  it("refuses a poolThreshold or callingThreadScans of another type, naming it", async () => {
+    await expect(scanBatch([], { poolThreshold: "10" as unknown as number })).rejects.toThrow('scanBatch: options.poolThreshold must be a non-negative integer or Infinity (got "10")');
+    await expect(scanBatch([], { poolThreshold: NaN })).rejects.toThrow("options.poolThreshold must be a non-negative integer or Infinity (got number NaN)");
+    await expect(scanBatch([], { poolThreshold: -1 })).rejects.toThrow("(got number -1)");
+    await expect(scanBatch([], { callingThreadScans: "false" as unknown as boolean })).rejects.toThrow('scanBatch: options.callingThreadScans must be a boolean (got "false")');
+    expect((await scanBatch([], { poolThreshold: Infinity, callingThreadScans: false })).entries).toEqual([]);
+  });
+
   it("moves buffers both ways: the sender's are detached, the worker's come back with the result", async () => {
     const records: string[] = [];
     writeItem(normalizeItem({ threadId: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } }), records);

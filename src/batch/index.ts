@@ -8,7 +8,7 @@
  * and the pool starts a fresh worker for the next slice.
  */
 import { availableParallelism } from "node:os";
-import { unknownOptionProblem, type ArtifactEntry } from "../types.js";
+import { describeValue, unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
@@ -91,6 +91,13 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
+  const { poolThreshold, callingThreadScans } = options;
+  if (poolThreshold !== undefined && !((Number.isSafeInteger(poolThreshold) && poolThreshold >= 0) || poolThreshold === Infinity)) {
+    throw new TypeError(`scanBatch: options.poolThreshold must be a non-negative integer or Infinity (got ${describeValue(poolThreshold)})`);
+  }
+  if (callingThreadScans !== undefined && typeof callingThreadScans !== "boolean") {
+    throw new TypeError(`scanBatch: options.callingThreadScans must be a boolean (got ${describeValue(callingThreadScans)})`);
+  }
   // Anything else would be waited on forever, or fail deep inside.
   if (options.pool != null && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
   // Else part of the batch would be scanned here and the rest blamed on workers that never ran.
@@ -121,7 +128,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     }
   };
 
-  const large = items.length >= (options.poolThreshold ?? POOL_THRESHOLD);
+  const large = items.length >= (poolThreshold ?? POOL_THRESHOLD);
   const pool = !large ? undefined : (options.pool ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
   if (pool === undefined) {
     for (let i = 0; i < items.length; i++) scanHere(i);
@@ -130,7 +137,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
 
   const sliceItems = sliceSize(items.length, pool.threads);
 
-  const shareWork = options.callingThreadScans ?? true;
+  const shareWork = callingThreadScans ?? true;
   /** No worker could start: as the CLI does, a calling thread that scans anyway takes the rest. */
   let poolDown = false;
   /** Closed during the batch, or down: no worker fails on what is left, which is scanned here. */
@@ -151,7 +158,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         if (skip(i, item)) continue;
         writeItem(item, records);
       } catch {
-        // Bad shape, or not plain JSON (a cycle, a BigInt, a class, toJSON):
+        // Bad shape, or not plain data (a cycle, a BigInt, a class, a URL; see readsAsWritten):
         // scanning it here gives the same entries or error the calling thread path would.
         records.length = written;
         scanHere(i);

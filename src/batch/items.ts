@@ -5,6 +5,8 @@
  * keeps metadata nobody reads (additional_kwargs, response_metadata) off the
  * wire.
  */
+import { MAX_WALK_NODES } from "../engine/serialize.js";
+import { read } from "../extract.js";
 import { isCallIndex, nearMiss, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
@@ -57,16 +59,17 @@ function plainToolMessage(message: Json): PlainToolMessage {
   const stored = cls === undefined ? storedData(message) : undefined;
   const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
   const plain: PlainToolMessage = {};
-  // Getters of a ToolMessage instance are read too, which Object spread would miss.
+  // Getters of a ToolMessage instance are read too, which Object spread would
+  // miss; one that throws is a field not given, as extraction reads it.
   for (const key of ["type", "id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
-    const value = source[key];
+    const value = read(source, key);
     if (value !== undefined) (plain as Json)[key] = value;
   }
   // A serialized message's kwargs carry no type: its class says it; a plain
   // message may say it by its role (OpenAI's {role, content}).
   if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
   if (stored !== undefined) plain.type = STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
-  const role = source.role;
+  const role = read(source, "role");
   if (plain.type === undefined && typeof role === "string") plain.type = role;
   return plain;
 }
@@ -123,7 +126,7 @@ function misspeltKey(item: Json): void {
     // with separators, since a host's own keys come near it (cellIndex).
     const meant =
       nearMiss(other, REQUIRED_ITEM_KEYS.filter((key) => item[key] === undefined)) ??
-      (item.callIndex === undefined && sameKey(other, "callIndex") ? "callIndex" : undefined);
+      (item.callIndex == null && sameKey(other, "callIndex") ? "callIndex" : undefined);
     if (meant !== undefined) throw new TypeError(`unknown key ${JSON.stringify(other)}; did you mean ${meant}?`);
   }
 }
@@ -135,7 +138,8 @@ function misspeltKey(item: Json): void {
 export function normalizeItem(item: unknown): NormalizedItem {
   if (!isObject(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
   misspeltKey(item);
-  const { threadId, message, callIndex } = item;
+  const { threadId, message } = item;
+  const callIndex = item.callIndex ?? undefined; // null is none, as extractArtifacts and archive lines read it
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isObject(message)) throw new TypeError("message must be an object");
   if (!isCallIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
@@ -178,29 +182,45 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
 }
 
 /**
- * Whether JSON.stringify writes the same fields a property read sees: a plain
- * object or array, without toJSON.
+ * Most objects an item's content and artifact may hold to go to a worker.
+ * Past it the calling thread costs less (its walk stops at MAX_WALK_NODES,
+ * where JSON.stringify would write them all), and a cycle ends here too.
  */
-function plain(value: unknown): boolean {
-  if (value === null || typeof value !== "object") return true;
+const MAX_WIRE_OBJECTS = 4 * MAX_WALK_NODES;
+
+/**
+ * Whether JSON.stringify writes what a property read sees: a plain object or
+ * array without toJSON whose own keys are all enumerable (JSON.stringify
+ * skips the others; a property read does not).
+ */
+function plainObject(value: object): boolean {
+  const array = Array.isArray(value);
   const proto = Object.getPrototypeOf(value);
-  return (proto === Object.prototype || proto === null || (proto === Array.prototype && Array.isArray(value))) && !("toJSON" in value);
+  if (!(array ? proto === Array.prototype : proto === Object.prototype || proto === null) || "toJSON" in value) return false;
+  return Object.getOwnPropertyNames(value).length === Object.keys(value).length + (array ? 1 : 0); // an array's own length is not enumerable
 }
 
 /**
- * `value` and the values directly in it are plain. Extraction reads an
- * artifact, its items and the content blocks, and the objects directly in
- * them (`source`, `image_url`, `metadata`, `resource`), by property access (a
- * class's getters, say); below those it serializes as JSON.stringify does.
+ * Whether `message` reads back from its JSON as extraction reads it: its
+ * fields are primitives, and its content and artifact plain data all the way
+ * down. Anything else (a URL, a boxed string, a Date, a typed array, a
+ * class's getters, a hidden key) JSON.stringify would turn into something
+ * else, or into megabytes of keys nobody reads: such an item is scanned on
+ * the calling thread, the reference behaviour.
  */
-function plainTwoDeep(value: unknown): boolean {
-  if (!plain(value)) return false;
-  return value === null || typeof value !== "object" || Object.values(value).every(plain);
-}
-
-function readsAsWritten(artifact: unknown, content: unknown): boolean {
-  if (!plainTwoDeep(artifact) || (Array.isArray(artifact) && !artifact.every(plainTwoDeep))) return false;
-  return !Array.isArray(content) || content.every(plainTwoDeep);
+function readsAsWritten(message: PlainToolMessage): boolean {
+  const { content, artifact, ...fields } = message;
+  if (Object.values(fields).some((field) => typeof field === "object" || typeof field === "function")) return false;
+  const pending: unknown[] = [content, artifact];
+  let budget = MAX_WIRE_OBJECTS;
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === "function") return false;
+    if (value === null || typeof value !== "object") continue;
+    if (--budget < 0 || !plainObject(value)) return false;
+    for (const inner of Object.values(value)) pending.push(inner);
+  }
+  return true;
 }
 
 /**
@@ -212,8 +232,8 @@ function readsAsWritten(artifact: unknown, content: unknown): boolean {
  * not read back as extraction reads it (see readsAsWritten).
  */
 export function writeItem(item: NormalizedItem, out: string[]): void {
+  if (!readsAsWritten(item.message)) throw new TypeError("not plain data");
   const { content, ...message } = item.message;
-  if (!readsAsWritten(message.artifact, content)) throw new TypeError("not plain data");
   const texts: string[] = [];
   let blocks: unknown = content;
   let raw: "content" | number[] | undefined;
