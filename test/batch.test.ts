@@ -320,7 +320,7 @@ describe("scanBatch", () => {
       { type: "tool", tool_call_id: "c10", content: new ToolMessage({ tool_call_id: "x", content: "/mnt/user-data/inner.txt" }) },
     ];
     // Object spread copies no hidden key: c8's block gets one of its own.
-    Object.defineProperty(messages[7].content[0] as object, "url", { value: "https://example.com/hidden.pdf", enumerable: false });
+    Object.defineProperty((messages[7].content as object[])[0], "url", { value: "https://example.com/hidden.pdf", enumerable: false });
     const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
     const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
     expect(result.errors).toEqual([]);

@@ -356,6 +356,33 @@ describe("projectionMiddleware", () => {
     expect(detector.lastIndex).toBe(30);
   });
 
+  it("redacts every match when a detector's exec first redacts through the same projection (re-entered mid-loop)", async () => {
+    let projection: AgentMiddleware | undefined;
+    let depth = 0;
+    let inner = 0;
+    class Reentrant extends RegExp {
+      override exec(text: string) {
+        // The host's code, run mid-redaction: it renders another registry
+        // with the same middleware (whose rendering runs synchronously).
+        if (depth === 0) {
+          depth++;
+          inner++;
+          const request = { state: { tool_artifacts: [entry(9, { display_name: "SECRET9.txt" })] }, messages: [], runtime: {} };
+          void projection!.wrapModelCall!(request as never, (async () => new AIMessage("")) as never);
+          depth--;
+        }
+        return super.exec(text);
+      }
+    }
+    const { seen } = await runTurn({
+      entries: [entry(1, { display_name: "SECRET1-SECRET2-SECRET3.txt" })],
+      config: { piiRules: [{ piiType: "secret", detector: new Reentrant("SECRET\\d", "g") }] },
+      around: (p) => [(projection = p)],
+    });
+    expect(handleLines(blockText(seen))[0]!.split(" | ")[2]).toBe("[REDACTED_SECRET]-[REDACTED_SECRET]-[REDACTED_SECRET].txt");
+    expect(inner).toBeGreaterThan(2);
+  });
+
   it("redacts whatever a detector's matches look like: a frozen RegExp, an exec that never advances, matches out of order or overlapping", async () => {
     const label = "keys sk-aaa1 sk-bbb2 sk-ccc3";
     const shown = async (detector: unknown) => {

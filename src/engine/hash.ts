@@ -519,12 +519,16 @@ function keyChunk(list: readonly unknown[], from: number, to: number): string[] 
   const n = to - from;
   if (n === 0) return [];
   const kinds = new Array<OccurrenceKind>(n);
+  // Each seed is read once, here, before the engine is used: a getter is the
+  // host's code, and one that ran between two engine calls could rebuild the
+  // instance under them (or answer otherwise the second time).
+  const fields = new Array<KeyFields>(n);
   const texts = new Array<string>(n);
   let quotes = 0;
   for (let i = 0; i < n; i++) {
     const s = checkSeed(list[from + i], op, from + i);
     kinds[i] = checkKind(s.kind, op, from + i);
-    const f = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i);
+    const f = (fields[i] = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i));
     // Optimistic: ids written as they are, checked below in one engine pass.
     texts[i] = keyJson(f.t, f.m, f.c, f.i);
     quotes += keyQuotes(f.m);
@@ -534,12 +538,7 @@ function keyChunk(list: readonly unknown[], from: number, to: number): string[] 
   const e = engine() as HashExports;
   if (written < 0 || e.sha256_plain_quotes(base + (8 + KEY_SLOT) * n, written) !== quotes) {
     // Some id needs escaping (rare: quotes, backslashes, controls, non-ASCII).
-    // The seeds were validated above; reading them again is cheaper than
-    // keeping every seed's fields for this case.
-    for (let i = 0; i < n; i++) {
-      const s = list[from + i] as Record<string, unknown>;
-      texts[i] = escapedKeyJson(keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i));
-    }
+    for (let i = 0; i < n; i++) texts[i] = escapedKeyJson(fields[i]);
     written = layOut(texts, "", KEY_SLOT, true, op);
   }
   const out = 8 * n;

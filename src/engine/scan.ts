@@ -55,12 +55,16 @@ const DEFAULT_ENCODED = encodeList(DEFAULT_SANDBOX_PREFIXES);
 let lastEncoded = DEFAULT_ENCODED;
 
 function encodePrefixes(options: ScanOptions | undefined): EncodedPrefixes {
-  const prefixes = options?.sandboxPrefixes;
-  if (prefixes === undefined || prefixes === DEFAULT_SANDBOX_PREFIXES) return DEFAULT_ENCODED;
+  const given = options?.sandboxPrefixes;
+  if (given === undefined || given === DEFAULT_SANDBOX_PREFIXES) return DEFAULT_ENCODED;
+  // Its items read once, first: a getter or proxy trap is the host's code,
+  // which may scan with other prefixes (replacing lastEncoded mid-compare)
+  // or answer otherwise when the list is checked and then encoded.
+  const prefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
   if (Array.isArray(prefixes) && sameList(prefixes, lastEncoded.source)) return lastEncoded;
   const problem = sandboxPrefixesProblem(prefixes);
   if (problem !== undefined) throw new TypeError(`scanText: ${problem}`);
-  lastEncoded = encodeList(prefixes);
+  lastEncoded = encodeList(prefixes as readonly string[]);
   return lastEncoded;
 }
 

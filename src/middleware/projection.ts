@@ -189,18 +189,25 @@ function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detec
       : Object.assign(Object.setPrototypeOf(new RegExp(pattern.source, pattern.flags), Object.getPrototypeOf(pattern)) as RegExp, pattern);
   const byCodePoint = regex.unicode || regex.flags.includes("v");
   return (content) => {
+    // A subclass's exec is the host's code and may redact through this same
+    // detector: each call puts back the lastIndex it found, so an outer loop
+    // goes on from its own place, not from an inner call's 0.
+    const outer = regex.lastIndex;
     const matches = [];
     regex.lastIndex = 0;
     let at = 0;
-    for (let m = regex.exec(content); m !== null; m = regex.exec(content)) {
-      const end = m.index + m[0].length;
-      if (m[0] !== "") matches.push({ text: m[0], start: m.index, end });
-      const step = m[0] === "" && byCodePoint && (content.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1;
-      at = Math.max(at + 1, regex.lastIndex, end, m.index + step);
-      if (at > content.length) break;
-      regex.lastIndex = at;
+    try {
+      for (let m = regex.exec(content); m !== null; m = regex.exec(content)) {
+        const end = m.index + m[0].length;
+        if (m[0] !== "") matches.push({ text: m[0], start: m.index, end });
+        const step = m[0] === "" && byCodePoint && (content.codePointAt(m.index) ?? 0) > 0xffff ? 2 : 1;
+        at = Math.max(at + 1, regex.lastIndex, end, m.index + step);
+        if (at > content.length) break;
+        regex.lastIndex = at;
+      }
+    } finally {
+      regex.lastIndex = outer;
     }
-    regex.lastIndex = 0;
     return matches;
   };
 }

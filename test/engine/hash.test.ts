@@ -472,6 +472,27 @@ describe("engine lifecycle", () => {
     expect(generateHandles([{ threadId: big, toolCallId: "c", callIndex: 1 }])).toEqual([before[0]]);
   });
 
+  it("reads each occurrence seed once, before the engine runs: a getter that rebuilds the instance changes no key", () => {
+    // An id that needs escaping takes the second layout pass.
+    const plain: OccurrenceSeed[] = [
+      { kind: "result", threadId: "t1", messageId: 'm"1', toolCallId: "c1", index: 0 },
+      { kind: "call", threadId: "t2", messageId: null, toolCallId: "c2", index: 3 },
+    ];
+    const want = occurrenceKeys(plain);
+    let reads = 0;
+    const seeds = plain.map((seed) => ({ ...seed }));
+    Object.defineProperty(seeds[0], "threadId", {
+      enumerable: true,
+      get() {
+        reads++;
+        rebuild(); // as host code that scanned a huge text would
+        return "t1";
+      },
+    });
+    expect(occurrenceKeys(seeds)).toEqual(want);
+    expect(reads).toBe(1);
+  });
+
   it("keeps hashing correctly after another caller grows memory", () => {
     const before = generateHandle("t", "c", 2);
     reserve(8 << 20, "test");

@@ -206,6 +206,25 @@ describe("scanText: behaviour", () => {
     expect(refsOf("/ab b/c", { sandboxPrefixes: ["/ab b/", "/a"] })).toEqual(["/ab b/c"]);
   });
 
+  it("reads a prefix list once: a getter that scans with other prefixes, or answers otherwise later, changes nothing", () => {
+    const text = "wrote /data/out/a.csv and /data/out/b.csv";
+    const want = ["/data/out/a.csv", "/data/out/b.csv"];
+    expect(refsOf(text, { sandboxPrefixes: ["/data/out/"] })).toEqual(want); // the list last encoded
+    let reads = 0;
+    const prefixes: string[] = [];
+    Object.defineProperty(prefixes, 0, {
+      enumerable: true,
+      get() {
+        // The host's code: it scans with other prefixes, and would answer a
+        // non-string to a second read.
+        expect(refsOf("see /other/x.txt", { sandboxPrefixes: ["/other/"] })).toEqual(["/other/x.txt"]);
+        return reads++ === 0 ? "/data/out/" : 42;
+      },
+    });
+    expect(refsOf(text, { sandboxPrefixes: prefixes })).toEqual(want);
+    expect(reads).toBe(1);
+  });
+
   it("finds references in a text too long to go to the engine as UTF-16", () => {
     // past 2^24 units the text is encoded by TextEncoder, ASCII first
     const text = `${"a ".repeat(2 ** 23)}/mnt/user-data/é/x.txt https://h/🙂.pdf`;
