@@ -151,6 +151,17 @@ describe("scanBatch", () => {
     expect(result.entries[40]!.map((e) => e.real_ref)).toEqual(["job-9", "/mnt/user-data/stored.pdf"]);
   });
 
+  it("scans the items the array held when called: a caller that clears or refills it meanwhile loses none", async () => {
+    const items = corpus(400);
+    const want = expected(items);
+    const batch = scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0 });
+    items.length = 0; // reused for the next batch
+    items.push(...corpus(3));
+    const result = await batch;
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(want);
+  });
+
   it("refuses a closed pool, and finishes a batch whose pool is closed under it here, blaming no worker", async () => {
     const items = corpus(600);
     const closed = new ScanPool({ threads: 2 });

@@ -88,6 +88,10 @@ export async function closeSharedPool(): Promise<void> {
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
+  // The items as they are now: later slices are read after awaits, and a
+  // caller that reuses its array (clears or refills it) would otherwise lose
+  // items without an error, or have others scanned in their place.
+  const batch: readonly unknown[] = Array.prototype.slice.call(items);
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
@@ -108,7 +112,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   } catch (error) {
     throw new TypeError(`scanBatch: ${(error as Error).message}`);
   }
-  const entries: ArtifactEntry[][] = new Array(items.length);
+  const entries: ArtifactEntry[][] = new Array(batch.length);
   const errors: BatchItemError[] = [];
   const skipped: number[] = [];
   /** Whether item `i` (`item` reduced) is no tool result, and so is done: it gives no entries. */
@@ -120,22 +124,22 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   };
   const scanHere = (i: number) => {
     try {
-      const item = normalizeItem(items[i]);
+      const item = normalizeItem(batch[i]);
       if (!skip(i, item)) entries[i] = scanNormalized(item, scan);
     } catch (err) {
       entries[i] = [];
-      errors.push(itemError(i, items[i], err));
+      errors.push(itemError(i, batch[i], err));
     }
   };
 
-  const large = items.length >= (poolThreshold ?? POOL_THRESHOLD);
+  const large = batch.length >= (poolThreshold ?? POOL_THRESHOLD);
   const pool = !large ? undefined : (options.pool ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
   if (pool === undefined) {
-    for (let i = 0; i < items.length; i++) scanHere(i);
+    for (let i = 0; i < batch.length; i++) scanHere(i);
     return { entries, errors, skipped };
   }
 
-  const sliceItems = sliceSize(items.length, pool.threads);
+  const sliceItems = sliceSize(batch.length, pool.threads);
 
   const shareWork = callingThreadScans ?? true;
   /** No worker could start: as the CLI does, a calling thread that scans anyway takes the rest. */
@@ -154,7 +158,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     for (let i = first; i < end; i++) {
       const written = records.length;
       try {
-        const item = normalizeItem(items[i]);
+        const item = normalizeItem(batch[i]);
         if (skip(i, item)) continue;
         writeItem(item, records);
       } catch {
@@ -177,7 +181,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           if (record.startsWith("[")) entries[i] = decodeEntries(record);
           else {
             entries[i] = [];
-            errors.push(itemError(i, items[i], (JSON.parse(record) as { error: string }).error));
+            errors.push(itemError(i, batch[i], (JSON.parse(record) as { error: string }).error));
           }
         });
         for (const b of [output, ...free]) buffers.give(b);
@@ -190,7 +194,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           if (scanLeftHere()) scanHere(i);
           else {
             entries[i] = [];
-            errors.push(workerLostError(i, items[i], indexes[0], indexes[indexes.length - 1], err));
+            errors.push(workerLostError(i, batch[i], indexes[0], indexes[indexes.length - 1], err));
           }
         }
       });
@@ -210,21 +214,21 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       }
     };
     const feed = () => {
-      while (next < items.length && running < pool.threads) {
+      while (next < batch.length && running < pool.threads) {
         const first = next;
-        next = Math.min(first + sliceItems, items.length);
+        next = Math.min(first + sliceItems, batch.length);
         running++;
         void send(first, next).then(() => {
           running--;
           pump();
         });
       }
-      if (next < items.length && shareWork) {
+      if (next < batch.length && shareWork) {
         const first = next;
-        next = Math.min(first + sliceItems, items.length);
+        next = Math.min(first + sliceItems, batch.length);
         for (let i = first; i < next; i++) scanHere(i);
         setImmediate(pump);
-      } else if (next >= items.length && running === 0) resolve();
+      } else if (next >= batch.length && running === 0) resolve();
     };
     pump();
   });
