@@ -271,7 +271,7 @@ class Entries {
     private readonly toolName: string,
     private readonly toolCallId: string,
     private readonly callIndex: number,
-    private readonly clock: Pick<ExtractOptions, "now">,
+    private readonly now: ExtractOptions["now"],
     private readonly onEngineFailure: ExtractOptions["onEngineFailure"],
     /** Free-text options; `scan` false skips texts entirely. */
     readonly scan: boolean,
@@ -304,7 +304,7 @@ class Entries {
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
     if (this.taken(ref)) return;
     this.seen?.add(ref);
-    this.createdAt ??= this.clock.now ? clockTime(this.clock.now) : new Date().toISOString();
+    this.createdAt ??= this.now ? clockTime(this.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
     const entry = {
@@ -502,7 +502,11 @@ function artifactRefs(artifact: unknown, out: Entries): void {
 
 const EXTRACT_OPTIONS = ["threadId", "callIndex", "detectRefsInText", "sandboxPrefixes", "now", "onRejectedPayload", "onEngineFailure"] as const satisfies readonly (keyof ExtractOptions)[];
 
-function checkOptions(options: ExtractOptions): number {
+/** The options as checked, each read once: a getter (the host's code) is not asked again and cannot answer otherwise later. */
+type CheckedOptions = Required<Pick<ExtractOptions, "threadId" | "callIndex" | "detectRefsInText">> &
+  Pick<ExtractOptions, "sandboxPrefixes" | "now" | "onRejectedPayload" | "onEngineFailure">;
+
+function checkOptions(options: ExtractOptions): CheckedOptions {
   if (!isObject(options)) throw new TypeError(`extractArtifacts: options must be an object with threadId (got ${options === null ? "null" : typeof options})`);
   const unknown = unknownOptionProblem(options, EXTRACT_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`extractArtifacts: ${unknown}`);
@@ -515,14 +519,27 @@ function checkOptions(options: ExtractOptions): number {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   // Refused whether or not this result has text to scan.
-  const problem = scanOptionsProblem(read(options, "detectRefsInText"), read(options, "sandboxPrefixes"));
+  const detectRefsInText = read(options, "detectRefsInText");
+  const sandboxPrefixes = read(options, "sandboxPrefixes");
+  const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
-  for (const hook of ["now", "onRejectedPayload", "onEngineFailure"]) {
-    const fn = read(options, hook);
-    if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${hook} must be a function (got ${typeof fn})`);
-  }
-  // -0 as 0: the pool's wire and durable state (JSON) write it so.
-  return (callIndex as number) || 0;
+  return {
+    threadId,
+    // -0 as 0: the pool's wire and durable state (JSON) write it so.
+    callIndex: callIndex || 0,
+    detectRefsInText: (detectRefsInText as boolean | undefined) ?? true,
+    sandboxPrefixes: sandboxPrefixes as readonly string[] | undefined,
+    now: hook(options, "now"),
+    onRejectedPayload: hook(options, "onRejectedPayload"),
+    onEngineFailure: hook(options, "onEngineFailure"),
+  };
+}
+
+/** A callback option, or none. */
+function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options: ExtractOptions, name: K): ExtractOptions[K] {
+  const fn = read(options, name);
+  if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${name} must be a function (got ${typeof fn})`);
+  return fn as ExtractOptions[K];
 }
 
 /**
@@ -535,7 +552,8 @@ function checkOptions(options: ExtractOptions): number {
  * // [{ handle: "art_…", artifact_type: "file", real_ref: "/mnt/user-data/report.pdf", … }]
  */
 export function extractArtifacts(message: ToolMessage | ToolMessageLike, options: ExtractOptions): ArtifactEntry[] {
-  const callIndex = checkOptions(options);
+  const checked = checkOptions(options);
+  const { threadId, callIndex } = checked;
   if (!isObject(message) || read(message, "status") === "error") return [];
   const toolName = asString(read(message, "name")) || "unknown";
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
@@ -550,15 +568,13 @@ export function extractArtifacts(message: ToolMessage | ToolMessageLike, options
   const blocks = typeof content === "string" ? jsonBlocks(parsed) : items(content);
   const artifact = read(message, "artifact");
   const payload = structuredPayload(artifact, blocks);
-  const onEngineFailure = read(options, "onEngineFailure") as ExtractOptions["onEngineFailure"];
-  const out = new Entries(toolName, toolCallId, callIndex, options, onEngineFailure, options.detectRefsInText ?? true, options.sandboxPrefixes);
-  if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, read(options, "onRejectedPayload") as ExtractOptions["onRejectedPayload"]);
+  const out = new Entries(toolName, toolCallId, callIndex, checked.now, checked.onEngineFailure, checked.detectRefsInText, checked.sandboxPrefixes);
+  if (payload !== undefined) structuredRefs(payload, out, toolName, out.scan ? mirrorCandidateUnits(content, blocks) : 0, checked.onRejectedPayload);
   if (blocks) blockRefs(blocks, out);
   else if (typeof content === "string") textRefs(content, out, parsed);
   artifactRefs(artifact, out);
 
   const entries = out.list;
-  const { threadId } = options;
   // One entry (the common case) takes the engine's single-hash fast path; more go in one batch.
   if (entries.length === 1) entries[0].handle = generateHandle(threadId, toolCallId, callIndex, 0, occurrenceId);
   else if (entries.length > 1) {

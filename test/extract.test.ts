@@ -60,6 +60,24 @@ describe("options", () => {
     expect(() => extract({ content: "" }, { callIndex: callIndex as number })).toThrow(TypeError);
   });
 
+  it("reads each option once: a getter that answers otherwise later changes nothing", () => {
+    const message = { tool_call_id: "c", name: "tool", content: "/mnt/user-data/a.txt and /mnt/user-data/b.txt" };
+    const plain: ExtractOptions = { threadId: THREAD, callIndex: 2, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], now: () => NOW, onRejectedPayload: () => {}, onEngineFailure: () => {} };
+    const reads = new Map<string, number>();
+    const fickle = {} as ExtractOptions;
+    for (const [key, value] of Object.entries(plain)) {
+      Object.defineProperty(fickle, key, {
+        enumerable: true,
+        get() {
+          reads.set(key, (reads.get(key) ?? 0) + 1);
+          return reads.get(key) === 1 ? value : 42; // valid when checked, junk after
+        },
+      });
+    }
+    expect(extractArtifacts(message, fickle)).toEqual(extractArtifacts(message, plain));
+    expect(Object.fromEntries(reads)).toEqual(Object.fromEntries(Object.keys(plain).map((key) => [key, 1])));
+  });
+
   it("callIndex defaults to 0 and is carried on every entry", () => {
     const m = blocks("/mnt/user-data/a.txt", "/mnt/user-data/b.txt");
     expect(extract(m).map((e) => e.call_index)).toEqual([0, 0]);

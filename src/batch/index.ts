@@ -95,7 +95,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
-  const { poolThreshold, callingThreadScans } = options;
+  const { poolThreshold, callingThreadScans, pool: given } = options;
   if (poolThreshold !== undefined && !((Number.isSafeInteger(poolThreshold) && poolThreshold >= 0) || poolThreshold === Infinity)) {
     throw new TypeError(`scanBatch: options.poolThreshold must be a non-negative integer or Infinity (got ${describeValue(poolThreshold)})`);
   }
@@ -103,9 +103,9 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     throw new TypeError(`scanBatch: options.callingThreadScans must be a boolean (got ${describeValue(callingThreadScans)})`);
   }
   // Anything else would be waited on forever, or fail deep inside.
-  if (options.pool != null && !(options.pool instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
+  if (given != null && !(given instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
   // Else part of the batch would be scanned here and the rest blamed on workers that never ran.
-  if (options.pool?.closed) throw new Error("scanBatch: options.pool is closed");
+  if (given?.closed) throw new Error("scanBatch: options.pool is closed");
   let scan: ScanOptions;
   try {
     scan = scanOptionsOf(options);
@@ -133,7 +133,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   };
 
   const large = batch.length >= (poolThreshold ?? POOL_THRESHOLD);
-  const pool = !large ? undefined : (options.pool ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
+  const pool = !large ? undefined : (given ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
   if (pool === undefined) {
     for (let i = 0; i < batch.length; i++) scanHere(i);
     return { entries, errors, skipped };
