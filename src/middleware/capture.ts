@@ -104,13 +104,17 @@ interface ThreadView {
    */
   epoch: object;
   /**
-   * The last round's messages and how many of the first ones were recorded
-   * in this epoch: the same objects at those positions need no look at all.
-   * Stops at the first id-less message, whose id may still be assigned in
-   * place (summarization does) and so change its key. Weak: a finished
+   * The last round's messages, and (in `snapshots`, keyed by that array) its
+   * first messages that were recorded in this epoch, as they were then: the
+   * same objects at those positions need no look at all. A copy, since the
+   * array may be edited in place after capture read it (langchain's
+   * contextEditingMiddleware puts cleared results into it). Stops at the
+   * first id-less message, whose id may still be assigned in place
+   * (summarization does) and so change its key. Weak, both: a finished
    * thread's history is not kept alive for this.
    */
-  recorded: { messages: WeakRef<readonly unknown[]>; count: number } | null;
+  recorded: WeakRef<readonly unknown[]> | null;
+  snapshots: WeakMap<readonly unknown[], unknown[]>;
   /**
    * Keys by message id, so a history reloaded from a checkpoint (new objects,
    * same ids) is not hashed again. Id-less messages are hashed every round.
@@ -137,8 +141,8 @@ class ThreadViews {
       this.#byThread.delete(threadId);
       this.#items -= view.items;
     }
-    if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: new Map(), items: 0 };
-    else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, memos: view.memos, items: 0 };
+    if (view === undefined) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, snapshots: new WeakMap(), memos: new Map(), items: 0 };
+    else if (!isPrefixOf(view, ledger)) view = { ledger, length: 0, members: new Set(), epoch: {}, recorded: null, snapshots: new WeakMap(), memos: view.memos, items: 0 };
     for (let i = view.length; i < ledger.length; i++) view.members.add(ledger[i]);
     view.ledger = ledger;
     view.length = ledger.length;
@@ -266,16 +270,33 @@ function isRecorded(memo: KeyMemo, view: ThreadView): boolean {
   return true;
 }
 
+/** The last round's recorded messages as they were (see ThreadView.recorded), or none. */
+function lastRecorded(view: ThreadView): unknown[] | undefined {
+  const previous = view.recorded?.deref();
+  return previous === undefined ? undefined : view.snapshots.get(previous);
+}
+
 /** How many leading messages are the same objects as the recorded ones of the last round. */
 function recordedPrefix(messages: readonly unknown[], view: ThreadView): number {
-  const last = view.recorded;
-  const previous = last?.messages.deref();
-  if (last === null || previous === undefined) return 0;
-  const n = Math.min(last.count, messages.length);
-  if (messages === previous) return n;
+  const recorded = lastRecorded(view);
+  if (recorded === undefined) return 0;
+  const n = Math.min(recorded.length, messages.length);
   let i = 0;
-  while (i < n && messages[i] === previous[i]) i++;
+  while (i < n && messages[i] === recorded[i]) i++;
   return i;
+}
+
+/**
+ * Remember messages[0..count) as recorded, the first `same` of them being
+ * the last round's: its copy is cut there and extended, not copied again, so
+ * a round costs what is new, not the history's length.
+ */
+function rememberRecorded(messages: readonly unknown[], view: ThreadView, same: number, count: number): void {
+  const recorded = lastRecorded(view) ?? [];
+  recorded.length = same;
+  for (let j = same; j < count; j++) recorded.push(messages[j]);
+  view.recorded = new WeakRef(messages);
+  view.snapshots.set(messages, recorded);
 }
 
 /**
@@ -291,7 +312,8 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
   let perCallId: Map<string, number> | null = null;
   let perCall: Map<string, number> | null = null;
   let firstOpen = -1;
-  for (let j = recordedPrefix(messages, view); j < messages.length; j++) {
+  const same = recordedPrefix(messages, view);
+  for (let j = same; j < messages.length; j++) {
     const m = messages[j];
     const type = m?.type === "tool" ? "tool" : m?.type === "ai" ? "ai" : null;
     if (type === null) continue;
@@ -330,7 +352,7 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
     // (its args may yet become an object in place: memoFits sees that).
     if (firstOpen === -1 && (!recorded || messageId === null || memo.keys.includes(""))) firstOpen = j;
   }
-  view.recorded = { messages: new WeakRef(messages), count: firstOpen === -1 ? messages.length : firstOpen };
+  rememberRecorded(messages, view, same, firstOpen === -1 ? messages.length : firstOpen);
 
   // (A message whose calls all go without a key needs no hashing, but its memo still.)
   const keys = seeds.length > 0 ? occurrenceKeys(seeds) : [];

@@ -2,7 +2,7 @@
 // leave the history, the registry and the ledger stay, and a handle minted
 // before compaction still resolves afterwards.
 import { afterEach, expect, it } from "vitest";
-import { createAgent, summarizationMiddleware } from "langchain";
+import { ClearToolUsesEdit, contextEditingMiddleware, createAgent, summarizationMiddleware } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
@@ -68,4 +68,48 @@ it("keeps the registry and the ledger through summarization, and resolves a hand
   // The pre-compaction handle resolved, and the call that used it is recorded.
   expect(received).toEqual([{ path: "/mnt/user-data/a.txt" }]);
   expect(state.tool_artifacts.find((e) => e.handle === early!.handle)?.consumed_by).toEqual(["r-a"]);
+});
+
+it("captures a result that langchain's context editing clears in place, as a fresh process would, and resolves its handle", async () => {
+  // ClearToolUsesEdit replaces old results inside the request's messages
+  // array, which in a round where capture wrote nothing is the state's own
+  // array: the one capture read that round.
+  db = tempSqliteSaver();
+  const config = parseToolArtifactsConfig({});
+  const capture = captureMiddleware(config); // one instance for the whole thread, as a host keeps it
+  const editing = () =>
+    contextEditingMiddleware({ edits: [new ClearToolUsesEdit({ trigger: { tokens: 300 }, keep: { messages: 1 }, placeholder: "archived to /mnt/user-data/archive-a.txt" })] });
+  const run = { configurable: { thread_id: THREAD } };
+  const first = fileTools();
+  const writeTwo = new ScriptedChatModel([
+    { tool_calls: [{ id: "w1", name: "write_file", args: { name: "a.txt" } }] },
+    { tool_calls: [{ id: "w2", name: "write_file", args: { name: "b.txt" } }] },
+    { content: "ok" },
+  ]);
+  await createAgent({ model: writeTwo, tools: first.tools, middleware: [capture, resolutionMiddleware(config), editing()], checkpointer: db.saver }).invoke(
+    { messages: [{ role: "user", content: "write two" }] },
+    run,
+  );
+
+  // A long message crosses the trigger in a round with nothing new to capture.
+  const second = fileTools();
+  let archive: string | undefined;
+  const readArchive = new ScriptedChatModel([
+    { tool_calls: [{ id: "w3", name: "write_file", args: { name: "c.txt" } }] },
+    (messages: BaseMessage[]) => {
+      const cleared = messages.find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.tool_call_id === "w1")!;
+      expect(cleared.content).toBe("archived to /mnt/user-data/archive-a.txt");
+      archive = generateHandle(THREAD, "w1", 0, 0, cleared.id);
+      return { tool_calls: [{ id: "r1", name: "read_file", args: { path: archive } }] };
+    },
+    { content: "ok" },
+  ]);
+  const state = (await createAgent({ model: readArchive, tools: second.tools, middleware: [capture, resolutionMiddleware(config), editing()], checkpointer: db.saver }).invoke(
+    { messages: [{ role: "user", content: "x".repeat(2000) }] },
+    run,
+  )) as unknown as { tool_artifacts: ArtifactEntry[] };
+
+  expect(second.received).toEqual([{ path: "/mnt/user-data/archive-a.txt" }]);
+  const entry = state.tool_artifacts.find((e) => e.handle === archive);
+  expect(entry).toMatchObject({ real_ref: "/mnt/user-data/archive-a.txt", tool_call_id: "w1", consumed_by: ["r1"] });
 });
