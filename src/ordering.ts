@@ -26,15 +26,26 @@ export const WELL_KNOWN_MIDDLEWARE = {
   readBeforeWrite: "read-before-write",
   toolProgress: "tool-progress",
   summarization: "summarization",
+  // Beyond DESIGN §8's list: LangChain.js built-ins whose place relative to
+  // capture or resolution decides what is captured or what a tool is given.
+  pii: "pii",
+  modelCallLimit: "model-call-limit",
+  toolEmulator: "tool-emulator",
 } as const;
 
 /** LangChain.js built-ins, by the name they carry, mapped onto the vocabulary. */
 const BUILT_IN_ALIASES: Readonly<Record<string, string>> = {
   SummarizationMiddleware: WELL_KNOWN_MIDDLEWARE.summarization,
+  ModelCallLimitMiddleware: WELL_KNOWN_MIDDLEWARE.modelCallLimit,
+  ToolEmulatorMiddleware: WELL_KNOWN_MIDDLEWARE.toolEmulator,
 };
 
+/** `piiMiddleware(type)` is named `PIIMiddleware[type]`: one per type, all of them `pii`. */
+const PII_NAME = /^PIIMiddleware\[.*\]$/s;
+
 /** A name as constraints match it: a built-in's own name and its alias are the same middleware. */
-const canonical = (name: string): string => (Object.hasOwn(BUILT_IN_ALIASES, name) ? BUILT_IN_ALIASES[name]! : name);
+const canonical = (name: string): string =>
+  Object.hasOwn(BUILT_IN_ALIASES, name) ? BUILT_IN_ALIASES[name]! : PII_NAME.test(name) ? WELL_KNOWN_MIDDLEWARE.pii : name;
 
 /** The name a middleware is matched by in constraints. */
 export function orderingName(middleware: { name: string }): string {

@@ -189,13 +189,28 @@ describe("withConstraints: constraints the middleware carries", () => {
     expect(twice.constraints).toEqual({ before: ["a", "b"], after: [] });
     // Capture's own constraint survives a host adding one: it still goes before summarization.
     const capture = withConstraints(captureMiddleware(), { after: ["tool-receipt"] });
-    expect(capture.constraints).toEqual({ before: ["summarization"], after: ["tool-receipt"] });
+    expect(capture.constraints).toEqual({ before: ["summarization", "model-call-limit"], after: ["pii", "tool-receipt"] });
     const summarization = summarizationMiddleware({ model: new ScriptedChatModel([]), trigger: { messages: 50 } });
     expect(names(orderMiddleware([summarization, capture]))).toEqual(["tool-artifacts-capture", "SummarizationMiddleware"]);
   });
 });
 
 describe("orderMiddleware: a built-in and its alias", () => {
+  it("counts every piiMiddleware (named PIIMiddleware[type]) as pii, and the other built-ins by their aliases", () => {
+    expect(["PIIMiddleware[email]", "PIIMiddleware[api key]", "ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "PIIMiddleware", "xPIIMiddleware[email]"].map((name) => orderingName({ name }))).toEqual([
+      "pii",
+      "pii",
+      "model-call-limit",
+      "tool-emulator",
+      "PIIMiddleware",
+      "xPIIMiddleware[email]",
+    ]);
+    // Every one of them is moved ahead of what must follow pii.
+    const list = [mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[email]"), mw("other"), mw("PIIMiddleware[url]")];
+    expect(names(orderMiddleware(list))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[url]", "after-pii", "other"]);
+  });
+
+
   it("ignores a constraint between a built-in's own name and its alias: the same middleware", () => {
     // Both count as `summarization`; a constraint between them is one on itself.
     const list = [mw("SummarizationMiddleware"), mw("summarization", { before: ["SummarizationMiddleware"] })];

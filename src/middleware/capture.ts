@@ -493,7 +493,8 @@ function captureRound(
  * The capture middleware: before each model call it registers the files,
  * URLs, task ids and small results of new tool results under handles and
  * records which calls used which handles (DESIGN §5). Runs before any
- * compaction middleware (`constraints.before: ["summarization"]`).
+ * compaction middleware and a model call limit, after PII redaction
+ * (`constraints: {before: ["summarization", "model-call-limit"], after: ["pii"]}`).
  *
  * The thread id comes from `configurable.thread_id` or `context.thread_id`;
  * without one, or with `enabled` off, it records nothing.
@@ -545,5 +546,9 @@ export function captureMiddleware(input?: ToolArtifactsConfigSource, options: Ca
       return update && { ...update, messages: [] };
     },
   });
-  return withConstraints(middleware, { before: [WELL_KNOWN_MIDDLEWARE.summarization] });
+  // Before compaction and a call limit's jump to the end (either would take
+  // results away unread); after PII redaction of tool results, so what the
+  // host redacts never reaches the registry.
+  const known = WELL_KNOWN_MIDDLEWARE;
+  return withConstraints(middleware, { before: [known.summarization, known.modelCallLimit], after: [known.pii] });
 }

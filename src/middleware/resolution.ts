@@ -127,6 +127,7 @@ export function resolutionMiddleware(input?: ToolArtifactsConfigSource, options?
   const known = WELL_KNOWN_MIDDLEWARE;
   return withConstraints(middleware, {
     after: [known.toolReceipt],
-    before: [known.authorization, known.guardrail, known.sandboxAudit, known.readBeforeWrite, known.toolProgress],
+    // An emulated tool is given what the tool would be: real references, never an unknown handle.
+    before: [known.authorization, known.guardrail, known.sandboxAudit, known.readBeforeWrite, known.toolProgress, known.toolEmulator],
   });
 }

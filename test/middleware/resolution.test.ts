@@ -281,7 +281,7 @@ describe("the resolution hook on its own", () => {
   it("declares its ordering constraints", () => {
     expect(resolutionMiddleware(parseToolArtifactsConfig()).constraints).toEqual({
       after: ["tool-receipt"],
-      before: ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress"],
+      before: ["authorization", "guardrail", "sandbox-audit", "read-before-write", "tool-progress", "tool-emulator"],
     });
   });
 
