@@ -520,7 +520,9 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
   }
   // Refused whether or not this result has text to scan.
   const detectRefsInText = read(options, "detectRefsInText");
-  const sandboxPrefixes = read(options, "sandboxPrefixes");
+  // The list's items read once too: it is checked and scanned as this copy.
+  const given = read(options, "sandboxPrefixes");
+  const sandboxPrefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
   return {

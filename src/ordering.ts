@@ -40,12 +40,16 @@ const BUILT_IN_ALIASES: Readonly<Record<string, string>> = {
   ToolEmulatorMiddleware: WELL_KNOWN_MIDDLEWARE.toolEmulator,
 };
 
-/** `piiMiddleware(type)` is named `PIIMiddleware[type]`: one per type, all of them `pii`. */
-const PII_NAME = /^PIIMiddleware\[.*\]$/s;
-
 /** A name as constraints match it: a built-in's own name and its alias are the same middleware. */
-const canonical = (name: string): string =>
-  Object.hasOwn(BUILT_IN_ALIASES, name) ? BUILT_IN_ALIASES[name]! : PII_NAME.test(name) ? WELL_KNOWN_MIDDLEWARE.pii : name;
+const canonical = (name: string): string => (Object.hasOwn(BUILT_IN_ALIASES, name) ? BUILT_IN_ALIASES[name]! : name);
+
+/**
+ * `piiMiddleware(type)` is named `PIIMiddleware[type]`: one per type, each
+ * keeping its own name (a host may order them among themselves) and all of
+ * them matched by `pii` as well.
+ */
+const PII_NAME = /^PIIMiddleware\[.*\]$/s;
+const groupsOf = (name: string): readonly string[] => (PII_NAME.test(name) ? [WELL_KNOWN_MIDDLEWARE.pii] : []);
 
 /** The name a middleware is matched by in constraints. */
 export function orderingName(middleware: { name: string }): string {
@@ -146,9 +150,11 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   const byName = new Map<string, number[]>();
   const names = list.map(orderingName);
   names.forEach((name, i) => {
-    const at = byName.get(name);
-    if (at === undefined) byName.set(name, [i]);
-    else at.push(i);
+    for (const key of [name, ...groupsOf(name)]) {
+      const at = byName.get(key);
+      if (at === undefined) byName.set(key, [i]);
+      else at.push(i);
+    }
   });
 
   const successors: Array<Set<number>> = Array.from({ length: n }, () => new Set());

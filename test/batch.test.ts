@@ -329,6 +329,8 @@ describe("scanBatch", () => {
       { type: "tool", tool_call_id: "c8", content: [{ type: "file", ...hidden("https://example.com/hidden.pdf") }] },
       { type: "tool", tool_call_id: "c9", content: [{ type: "image", source: hidden("https://example.com/hidden.png") }] },
       { type: "tool", tool_call_id: "c10", content: new ToolMessage({ tool_call_id: "x", content: "/mnt/user-data/inner.txt" }) },
+      // An array with named keys: JSON writes only its items, extraction reads it as a block.
+      { type: "tool", tool_call_id: "c11", content: [Object.assign([], { type: "text", text: "see /mnt/user-data/named.txt" })] },
     ];
     // Object spread copies no hidden key: c8's block gets one of its own.
     Object.defineProperty((messages[7].content as object[])[0], "url", { value: "https://example.com/hidden.pdf", enumerable: false });
@@ -347,12 +349,13 @@ describe("scanBatch", () => {
       ["https://example.com/hidden.pdf"],
       ["https://example.com/hidden.png"],
       [],
+      ["/mnt/user-data/named.txt"],
     ]);
     expect(result.entries[104][0].mime_type).toBeUndefined();
     expect(result.entries[105][0].tool_call_id).toBe("");
   });
 
-  it("scans here, not on a worker, an item whose data no worker should get: not plain, or too many objects", async () => {
+  it("scans here, not on a worker, an item whose data no worker should get: not plain, or too many values", async () => {
     // The worker fails every item of thread "here": an item scanned here does not.
     const failing = new ScanPool({ threads: 1, faults: { failOnThreadId: "here" } });
     try {
@@ -363,11 +366,16 @@ describe("scanBatch", () => {
         { threadId: "here", message: { tool_call_id: "c2", content: "/mnt/user-data/b.txt", artifact: { structured_content: { rows: many } } } },
         { threadId: "here", message: { tool_call_id: "c3", content: "/mnt/user-data/c.txt" } },
         { threadId: "here", message: { tool_call_id: "c4", content: "/mnt/user-data/d.txt", artifact: { structured_content: { rows: many.slice(0, 1000) } } } },
+        // Python's message_to_dict writes null for an absent id or name: still plain.
+        { threadId: "here", message: { type: "tool", id: null, name: null, tool_call_id: "c5", content: "/mnt/user-data/e.txt" } },
+        // Values, not only objects, count: a million numbers are never listed for a worker.
+        { threadId: "here", message: { tool_call_id: "c6", content: "/mnt/user-data/f.txt", artifact: { embedding: new Array<number>(1_000_000).fill(0.5) } } },
       ];
       const result = await scanBatch(items, { pool: failing, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
       // Plain items within the bound went to the worker (and failed there).
-      expect(result.errors.map((e) => e.index)).toEqual([3, 4]);
+      expect(result.errors.map((e) => e.index)).toEqual([3, 4, 5]);
       expect(result.entries.slice(0, 3)).toEqual(expected(items.slice(0, 3)));
+      expect(result.entries[6]).toEqual(expected([items[6]!])[0]);
       expect(result.entries[1].map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
     } finally {
       await failing.close();

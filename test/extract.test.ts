@@ -76,6 +76,12 @@ describe("options", () => {
     }
     expect(extractArtifacts(message, fickle)).toEqual(extractArtifacts(message, plain));
     expect(Object.fromEntries(reads)).toEqual(Object.fromEntries(Object.keys(plain).map((key) => [key, 1])));
+    // And the prefix list's items: checked and scanned as read the first time.
+    let prefixReads = 0;
+    const prefixes: string[] = [];
+    Object.defineProperty(prefixes, 0, { enumerable: true, get: () => (prefixReads++ === 0 ? "/mnt/user-data/" : "/other/") });
+    expect(extractArtifacts(message, { ...plain, sandboxPrefixes: prefixes })).toEqual(extractArtifacts(message, plain));
+    expect(prefixReads).toBe(1);
   });
 
   it("callIndex defaults to 0 and is carried on every entry", () => {

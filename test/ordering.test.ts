@@ -196,18 +196,16 @@ describe("withConstraints: constraints the middleware carries", () => {
 });
 
 describe("orderMiddleware: a built-in and its alias", () => {
-  it("counts every piiMiddleware (named PIIMiddleware[type]) as pii, and the other built-ins by their aliases", () => {
-    expect(["PIIMiddleware[email]", "PIIMiddleware[api key]", "ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "PIIMiddleware", "xPIIMiddleware[email]"].map((name) => orderingName({ name }))).toEqual([
-      "pii",
-      "pii",
-      "model-call-limit",
-      "tool-emulator",
-      "PIIMiddleware",
-      "xPIIMiddleware[email]",
-    ]);
-    // Every one of them is moved ahead of what must follow pii.
-    const list = [mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[email]"), mw("other"), mw("PIIMiddleware[url]")];
-    expect(names(orderMiddleware(list))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[url]", "after-pii", "other"]);
+  it("matches every piiMiddleware (named PIIMiddleware[type]) by pii as well as by its own name, and the other built-ins by their aliases", () => {
+    expect(["ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "PIIMiddleware[email]"].map((name) => orderingName({ name }))).toEqual(["model-call-limit", "tool-emulator", "PIIMiddleware[email]"]);
+    // Every one of them is moved ahead of what must follow pii; names merely like theirs are not.
+    const list = [mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[email]"), mw("other"), mw("PIIMiddleware[api key]"), mw("PIIMiddleware"), mw("xPIIMiddleware[url]")];
+    expect(names(orderMiddleware(list))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[api key]", "after-pii", "other", "PIIMiddleware", "xPIIMiddleware[url]"]);
+    // Each keeps its own name: constraints between two of them, or naming one, still hold.
+    const between = [mw("PIIMiddleware[email]"), mw("x", { after: ["PIIMiddleware[email]"] }), mw("PIIMiddleware[url]", { after: ["x"] })];
+    expect(names(orderMiddleware(between))).toEqual(["PIIMiddleware[email]", "x", "PIIMiddleware[url]"]);
+    const host = [mw("PIIMiddleware[url]"), mw("PIIMiddleware[email]")];
+    expect(names(orderMiddleware(host, { constraints: [{ name: "PIIMiddleware[email]", before: ["PIIMiddleware[url]"] }] }))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[url]"]);
   });
 
 

@@ -182,43 +182,57 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
 }
 
 /**
- * Most objects an item's content and artifact may hold to go to a worker.
- * Past it the calling thread costs less (its walk stops at MAX_WALK_NODES,
- * where JSON.stringify would write them all), and a cycle ends here too.
+ * Most values (objects, array items, scalars) an item's content and artifact
+ * may hold to go to a worker. Past it JSON.stringify would write them all,
+ * where the calling thread reads only what extraction looks at (its walk of
+ * a structured payload stops at MAX_WALK_NODES); a cycle ends here too. A
+ * result of thousands of content blocks, which would fit, is rare.
  */
-const MAX_WIRE_OBJECTS = 4 * MAX_WALK_NODES;
+const MAX_WIRE_VALUES = 4 * MAX_WALK_NODES;
 
-/**
- * Whether JSON.stringify writes what a property read sees: a plain object or
- * array without toJSON whose own keys are all enumerable (JSON.stringify
- * skips the others; a property read does not).
- */
-function plainObject(value: object): boolean {
-  const array = Array.isArray(value);
+/** A plain object (`Object.prototype` or none) or array, without toJSON. */
+function plainKind(value: object, array: boolean): boolean {
   const proto = Object.getPrototypeOf(value);
-  if (!(array ? proto === Array.prototype : proto === Object.prototype || proto === null) || "toJSON" in value) return false;
-  return Object.getOwnPropertyNames(value).length === Object.keys(value).length + (array ? 1 : 0); // an array's own length is not enumerable
+  return (array ? proto === Array.prototype : proto === Object.prototype || proto === null) && !("toJSON" in value);
 }
 
 /**
  * Whether `message` reads back from its JSON as extraction reads it: its
  * fields are primitives, and its content and artifact plain data all the way
- * down. Anything else (a URL, a boxed string, a Date, a typed array, a
- * class's getters, a hidden key) JSON.stringify would turn into something
- * else, or into megabytes of keys nobody reads: such an item is scanned on
- * the calling thread, the reference behaviour.
+ * down, within MAX_WIRE_VALUES. Anything else (a URL, a boxed string, a
+ * Date, a typed array, a class's getters, a key JSON leaves out) would
+ * become something else, or megabytes of values nobody reads: such an item
+ * is scanned on the calling thread, the reference behaviour.
  */
 function readsAsWritten(message: PlainToolMessage): boolean {
   const { content, artifact, ...fields } = message;
-  if (Object.values(fields).some((field) => typeof field === "object" || typeof field === "function")) return false;
+  if (Object.values(fields).some((field) => (field !== null && typeof field === "object") || typeof field === "function")) return false;
   const pending: unknown[] = [content, artifact];
-  let budget = MAX_WIRE_OBJECTS;
+  let budget = MAX_WIRE_VALUES;
   while (pending.length > 0) {
     const value = pending.pop();
     if (typeof value === "function") return false;
     if (value === null || typeof value !== "object") continue;
-    if (--budget < 0 || !plainObject(value)) return false;
-    for (const inner of Object.values(value)) pending.push(inner);
+    const array = Array.isArray(value);
+    if (!plainKind(value, array)) return false;
+    if (array) {
+      // Charged before anything is listed: a million numbers stay here at once.
+      if ((budget -= value.length) < 0) return false;
+      // Own keys come as indexes, then length, then named ones, which JSON
+      // leaves out and a property read does not.
+      const names = Object.getOwnPropertyNames(value);
+      if (names[names.length - 1] !== "length") return false;
+      for (let i = 0; i < value.length; i++) pending.push(value[i]);
+    } else {
+      let keys = 0;
+      for (const key in value) {
+        if (--budget < 0) return false;
+        keys++;
+        pending.push((value as Json)[key]);
+      }
+      // An own key that is not enumerable: for...in and JSON leave it out, a property read does not.
+      if (Object.getOwnPropertyNames(value).length !== keys) return false;
+    }
   }
   return true;
 }

@@ -33,7 +33,7 @@ describe("orderMiddleware and LangChain.js built-ins", () => {
     const model = new ScriptedChatModel([{ tool_calls: [{ id: "w1", name: "write_file", args: { name: "export-john.doe@corp.com.csv" } }] }, { content: "ok" }]);
     const pii = piiMiddleware("email", { strategy: "redact", applyToToolResults: true });
     const { state, names } = await runOrdered(model, [...(toolArtifactsMiddleware({}) as unknown as AgentMiddleware[]), pii]);
-    expect(names.indexOf("pii")).toBeLessThan(names.indexOf("tool-artifacts-capture"));
+    expect(names.indexOf("PIIMiddleware[email]")).toBeLessThan(names.indexOf("tool-artifacts-capture"));
     expect(state.tool_artifacts.length).toBeGreaterThan(0);
     expect(JSON.stringify(state.tool_artifacts)).not.toContain("john.doe@corp.com");
     // The model wrote the address in its own call; what it is shown back is redacted.
