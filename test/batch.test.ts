@@ -200,6 +200,30 @@ describe("scanBatch", () => {
     expect(bare.entries[0]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/bare.csv"]);
   });
 
+  it("tells a result from another kind of message as archive lines are told apart: the serialized class before its kwargs' type, a tool_call_id before a role", async () => {
+    const messages = [
+      { role: "assistant", tool_call_id: "c1", content: "/mnt/user-data/a.txt" },
+      { role: "user", tool_call_id: "c2", content: "/mnt/user-data/b.txt" },
+      { lc: 1, type: "constructor", id: ["langchain_core", "messages", "ToolMessage"], kwargs: { type: "ai", tool_call_id: "c3", content: "/mnt/user-data/c.txt" } },
+      { lc: 1, type: "constructor", id: ["langchain_core", "messages", "AIMessage"], kwargs: { type: "tool", tool_call_id: "c4", content: "/mnt/user-data/d.txt" } },
+      { role: "assistant", content: "/mnt/user-data/e.txt" },
+    ];
+    const lines = messages.map((message) => JSON.stringify({ thread_id: "t", message })).join("\n") + "\n";
+    const options = { format: "jsonl" as const, createdAt: CREATED_AT };
+    const archive = unpackLineResult(scanLinesPacked(new TextEncoder().encode(lines), options));
+    const refs = (text: string) => text.split("\n").filter(Boolean).map((line) => (JSON.parse(line) as ArtifactEntry).real_ref);
+    expect(refs(Buffer.from(archive.output).toString("utf8"))).toEqual(["/mnt/user-data/a.txt", "/mnt/user-data/b.txt", "/mnt/user-data/c.txt"]);
+    expect(archive.skipped).toBe(2);
+    for (const poolThreshold of [Infinity, 0]) {
+      const result = await scanBatch(
+        messages.map((message) => ({ threadId: "t", message })),
+        { pool, createdAt: CREATED_AT, poolThreshold },
+      );
+      expect(result.skipped).toEqual([3, 4]);
+      expect(result.entries.flat().map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt", "/mnt/user-data/b.txt", "/mnt/user-data/c.txt"]);
+    }
+  });
+
   it("passes extraction options through to the workers", async () => {
     const items = corpus(200);
     const options = { detectRefsInText: false, createdAt: CREATED_AT };

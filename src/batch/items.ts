@@ -65,12 +65,14 @@ function plainToolMessage(message: Json): PlainToolMessage {
     const value = read(source, key);
     if (value !== undefined) (plain as Json)[key] = value;
   }
-  // A serialized message's kwargs carry no type: its class says it; a plain
-  // message may say it by its role (OpenAI's {role, content}).
-  if (plain.type === undefined && cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
+  // The kind as an archive line's is read (isToolMessage): a serialized
+  // message's class says it, whatever its kwargs' type; a stored one's type.
+  if (cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
   if (stored !== undefined) plain.type = STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
+  // A plain message may say it by its role (OpenAI's {role, content}), unless
+  // a tool_call_id already says it is a result. Archive lines read no role.
   const role = read(source, "role");
-  if (plain.type === undefined && typeof role === "string") plain.type = role;
+  if (plain.type === undefined && typeof plain.tool_call_id !== "string" && typeof role === "string") plain.type = role;
   return plain;
 }
 
