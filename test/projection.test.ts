@@ -283,6 +283,16 @@ describe("projectionMiddleware", () => {
     expect(block).toContain(`(${40 - lines.length} older entries not shown: over the 500-character budget)`);
   });
 
+  it("shows a line that fills the budget exactly", async () => {
+    const entries = [entry(1), entry(2), entry(3)];
+    const { seen } = await runTurn({ entries, options: { artifactBudgetChars: 240, labelMaxChars: 40 } });
+    const block = blockText(seen);
+    const lines = handleLines(block);
+    // Three lines of 79 characters and their newlines: 240, the budget.
+    expect(lines.map((line) => line.length + 1)).toEqual([80, 80, 80]);
+    expect(block).not.toContain("not shown");
+  });
+
   it("the budget stops at the first entry that does not fit: no older, shorter one after a gap", async () => {
     // Oldest to newest: short, long, short. The long one does not fit beside
     // the newest; the short oldest one would, but showing it would hide that

@@ -169,3 +169,23 @@ describe("capture's memo of occurrence keys", () => {
     expect(startedOver[0]).toBe(true);
   });
 });
+
+describe("a remembered key", () => {
+  it("is not reused for a result whose id now names another call's result (replaced under the same id): it captures what a fresh capture does", () => {
+    const runtime = { configurable: { thread_id: "replaced" } };
+    const a1 = new AIMessage({ id: "a1", content: "", tool_calls: [{ id: "c1", name: "t", args: {} }] });
+    const a2 = new AIMessage({ id: "a2", content: "", tool_calls: [{ id: "c2", name: "t", args: {} }] });
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    const first = hook({ messages: [a1, new ToolMessage({ id: "m1", tool_call_id: "c1", name: "t", content: "/mnt/user-data/a.csv" })], tool_artifacts: [], tool_artifact_processed: [] }, runtime)!;
+    const state: State = {
+      messages: [a1, a2, new ToolMessage({ id: "m1", tool_call_id: "c2", name: "t", content: "/mnt/user-data/b.csv" })],
+      tool_artifacts: mergeToolArtifacts([], first.tool_artifacts as never),
+      tool_artifact_processed: mergeProcessed([], first.tool_artifact_processed),
+    };
+    const fresh = (captureMiddleware({}).beforeModel as unknown as Hook)(state, runtime);
+    const again = hook(state, runtime);
+    expect(again?.tool_artifacts.map((e) => (e as { real_ref?: string }).real_ref)).toContain("/mnt/user-data/b.csv");
+    const stable = (u: typeof again) => JSON.stringify(u, (key, value: unknown) => (key === "created_at" ? undefined : value));
+    expect(stable(again)).toBe(stable(fresh));
+  });
+});
