@@ -1254,7 +1254,7 @@ function line(start: usize, end: usize, work: usize): u32 {
     if (slotFlags(K_KWARGS) & S_UNREAD) return L_HOST;
     cur = kwargs; // the message's fields are its kwargs (items.ts's plainToolMessage)
   } else if (has(K_TYPE)) {
-    // isToolMessage
+    // items.ts's kindOf (no role read)
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
     if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) return L_SKIPPED;
   } else if (slotKind(K_TOOL_CALL_ID) != V_STRING) return L_SKIPPED;

@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, isCallIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { displayName, isIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -515,14 +515,14 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
     throw new TypeError(`extractArtifacts: options.threadId must be a non-empty string (got ${threadId === "" ? '""' : typeof threadId})`);
   }
   const callIndex = read(options, "callIndex") ?? 0;
-  if (!isCallIndex(callIndex)) {
+  if (!isIndex(callIndex)) {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   // Refused whether or not this result has text to scan.
   const detectRefsInText = read(options, "detectRefsInText");
   // The list's items read once too: it is checked and scanned as this copy.
   const given = read(options, "sandboxPrefixes");
-  const sandboxPrefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
+  const sandboxPrefixes: unknown = items(given) ?? given;
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
   return {

@@ -172,8 +172,8 @@ function isCalendarDay(timestamp: string): boolean {
   return !Number.isNaN(time) && new Date(time).toISOString().startsWith(day);
 }
 
-/** A call index: a non-negative safe integer. */
-export const isCallIndex = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+/** A call index, line number or count: a non-negative safe integer. */
+export const isIndex = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 
 /**
  * Why the scan options `detectRefsInText` and `sandboxPrefixes` (as read

@@ -46,6 +46,18 @@ const expected = (items: readonly BatchItem[], detectRefsInText?: boolean) =>
     extractArtifacts(((item as { original?: ToolMessage }).original ?? item.message) as ToolMessage, { threadId: item.threadId, callIndex: item.callIndex, detectRefsInText, now }),
   );
 
+/**
+ * `messages` after a corpus, all on `pool`'s workers: no error, the entries
+ * extractArtifacts gives; returns the refs of the messages' entries.
+ */
+async function onPoolAsExtracted(pool: ScanPool, messages: readonly unknown[]) {
+  const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
+  const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
+  expect(result.errors).toEqual([]);
+  expect(result.entries).toEqual(expected(items));
+  return result.entries.slice(100);
+}
+
 /** Every index is either scanned or failed, exactly once. */
 function partition(result: { entries: unknown[][]; errors: { index: number }[] }, n: number) {
   const failed = result.errors.map((e) => e.index);
@@ -324,11 +336,8 @@ describe("scanBatch", () => {
       { type: "tool", tool_call_id: "c7", content: [{ type: "file", source_type: "base64", data: "AAAA", metadata: Object.create({ uri: "https://example.com/meta.pdf" }) }] },
       { type: "tool", tool_call_id: "c8", content: "x", artifact: [{ type: "image", source: Object.create({ url: "https://example.com/d.png" }) }] },
     ];
-    const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
-    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
-    expect(result.errors).toEqual([]);
-    expect(result.entries).toEqual(expected(items));
-    expect(result.entries.slice(100).map((entries) => entries.map((e) => e.real_ref))).toEqual([
+    const entries = await onPoolAsExtracted(pool, messages);
+    expect(entries.map((list) => list.map((e) => e.real_ref))).toEqual([
       ["/mnt/user-data/getter.csv"],
       ["/mnt/user-data/a.csv"],
       ["https://example.com/private.pdf"],
@@ -341,7 +350,7 @@ describe("scanBatch", () => {
   });
 
   it("on the pool reads values JSON would turn into strings, or skip, as extraction reads them", async () => {
-    const hidden = (url: string) => Object.defineProperty({}, "url", { value: url, enumerable: false });
+    const hidden = (target: object, url: string) => Object.defineProperty(target, "url", { value: url, enumerable: false });
     const messages = [
       { type: "tool", tool_call_id: "c1", content: new URL("https://example.com/report.pdf") },
       { type: "tool", tool_call_id: "c2", content: new String("/mnt/user-data/boxed.txt") },
@@ -350,19 +359,14 @@ describe("scanBatch", () => {
       { type: "tool", tool_call_id: "c5", content: [{ type: "image", source: { url: "https://example.com/k.png", mime_type: new String("image/png") } }] },
       { type: "tool", tool_call_id: new String("c6"), content: "/mnt/user-data/d.txt" },
       { type: "tool", tool_call_id: "c7", status: new String("error"), content: "/mnt/user-data/f.txt" },
-      { type: "tool", tool_call_id: "c8", content: [{ type: "file", ...hidden("https://example.com/hidden.pdf") }] },
-      { type: "tool", tool_call_id: "c9", content: [{ type: "image", source: hidden("https://example.com/hidden.png") }] },
+      { type: "tool", tool_call_id: "c8", content: [hidden({ type: "file" }, "https://example.com/hidden.pdf")] },
+      { type: "tool", tool_call_id: "c9", content: [{ type: "image", source: hidden({}, "https://example.com/hidden.png") }] },
       { type: "tool", tool_call_id: "c10", content: new ToolMessage({ tool_call_id: "x", content: "/mnt/user-data/inner.txt" }) },
       // An array with named keys: JSON writes only its items, extraction reads it as a block.
       { type: "tool", tool_call_id: "c11", content: [Object.assign([], { type: "text", text: "see /mnt/user-data/named.txt" })] },
     ];
-    // Object spread copies no hidden key: c8's block gets one of its own.
-    Object.defineProperty((messages[7].content as object[])[0], "url", { value: "https://example.com/hidden.pdf", enumerable: false });
-    const items: BatchItem[] = [...corpus(100), ...messages.map((message) => ({ threadId: "t", message }))];
-    const result = await scanBatch(items, { pool, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
-    expect(result.errors).toEqual([]);
-    expect(result.entries).toEqual(expected(items));
-    expect(result.entries.slice(100).map((entries) => entries.map((e) => e.real_ref))).toEqual([
+    const entries = await onPoolAsExtracted(pool, messages);
+    expect(entries.map((list) => list.map((e) => e.real_ref))).toEqual([
       [],
       [],
       [],
@@ -375,8 +379,8 @@ describe("scanBatch", () => {
       [],
       ["/mnt/user-data/named.txt"],
     ]);
-    expect(result.entries[104][0].mime_type).toBeUndefined();
-    expect(result.entries[105][0].tool_call_id).toBe("");
+    expect(entries[4][0].mime_type).toBeUndefined();
+    expect(entries[5][0].tool_call_id).toBe("");
   });
 
   it("scans here, not on a worker, an item whose data no worker should get: not plain, or too many values", async () => {

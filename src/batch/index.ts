@@ -8,7 +8,7 @@
  * and the pool starts a fresh worker for the next slice.
  */
 import { availableParallelism } from "node:os";
-import { describeValue, unknownOptionProblem, type ArtifactEntry } from "../types.js";
+import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
@@ -96,7 +96,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
   const { poolThreshold, callingThreadScans, pool: given } = options;
-  if (poolThreshold !== undefined && !((Number.isSafeInteger(poolThreshold) && poolThreshold >= 0) || poolThreshold === Infinity)) {
+  if (poolThreshold !== undefined && !(isIndex(poolThreshold) || poolThreshold === Infinity)) {
     throw new TypeError(`scanBatch: options.poolThreshold must be a non-negative integer or Infinity (got ${describeValue(poolThreshold)})`);
   }
   if (callingThreadScans !== undefined && typeof callingThreadScans !== "boolean") {

@@ -7,7 +7,7 @@
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
 import { read } from "../extract.js";
-import { isCallIndex, nearMiss, sameKey } from "../types.js";
+import { isIndex, nearMiss, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -53,26 +53,38 @@ function storedData(value: Json): Json | undefined {
   return "content" in value || "artifact" in value || "tool_call_id" in value ? undefined : value.data;
 }
 
-/** The tool-message fields of `message`, in any of the accepted shapes. */
+/**
+ * What a message (any accepted shape) says it is: "tool" for a tool result,
+ * another word (its class, type or role) for another kind of message,
+ * undefined when it says nothing. A serialized message's class decides
+ * whatever its kwargs hold; a plain message with no type but a string
+ * tool_call_id is a result. Archive lines and batch items are both told
+ * apart by this; only items (OpenAI's {role, content}) read a role.
+ */
+function kindOf(message: Json, readRole: boolean, cls = serializedClass(message), stored = cls === undefined ? storedData(message) : undefined): string | undefined {
+  if (cls !== undefined) return TOOL_CLASSES.has(cls) ? "tool" : cls;
+  if (stored !== undefined) return STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
+  const type = read(message, "type");
+  if (typeof type === "string") return type;
+  if (typeof read(message, "tool_call_id") === "string") return "tool";
+  const role = readRole ? read(message, "role") : undefined;
+  return typeof role === "string" ? role : undefined;
+}
+
+/** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
 function plainToolMessage(message: Json): PlainToolMessage {
   const cls = serializedClass(message);
   const stored = cls === undefined ? storedData(message) : undefined;
   const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
   const plain: PlainToolMessage = {};
+  const type = kindOf(message, true, cls, stored);
+  if (type !== undefined) plain.type = type;
   // Getters of a ToolMessage instance are read too, which Object spread would
   // miss; one that throws is a field not given, as extraction reads it.
-  for (const key of ["type", "id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
+  for (const key of ["id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
     const value = read(source, key);
     if (value !== undefined) (plain as Json)[key] = value;
   }
-  // The kind as an archive line's is read (isToolMessage): a serialized
-  // message's class says it, whatever its kwargs' type; a stored one's type.
-  if (cls !== undefined) plain.type = TOOL_CLASSES.has(cls) ? "tool" : cls;
-  if (stored !== undefined) plain.type = STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
-  // A plain message may say it by its role (OpenAI's {role, content}), unless
-  // a tool_call_id already says it is a result. Archive lines read no role.
-  const role = read(source, "role");
-  if (plain.type === undefined && typeof plain.tool_call_id !== "string" && typeof role === "string") plain.type = role;
   return plain;
 }
 
@@ -83,15 +95,6 @@ export function toolCallIdOf(message: object): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** Whether a message (any accepted shape) is a tool result rather than another kind of message. */
-function isToolMessage(message: Json): boolean {
-  const cls = serializedClass(message);
-  if (cls !== undefined) return TOOL_CLASSES.has(cls);
-  if (storedData(message) !== undefined) return STORED_TOOL_TYPES.has(message.type as string);
-  if (typeof message.type === "string") return message.type === "tool";
-  return typeof message.tool_call_id === "string";
 }
 
 /**
@@ -108,7 +111,7 @@ export interface NormalizedItem {
 }
 
 /** A call index, or none given. */
-const isCallIndexOrNone = (value: unknown): value is number | undefined => value === undefined || isCallIndex(value);
+const isIndexOrNone = (value: unknown): value is number | undefined => value === undefined || isIndex(value);
 
 const REQUIRED_ITEM_KEYS = ["threadId", "message"] as const;
 const ITEM_KEYS: readonly string[] = [...REQUIRED_ITEM_KEYS, "callIndex"];
@@ -144,7 +147,7 @@ export function normalizeItem(item: unknown): NormalizedItem {
   const callIndex = item.callIndex ?? undefined; // null is none, as extractArtifacts and archive lines read it
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isObject(message)) throw new TypeError("message must be an object");
-  if (!isCallIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
+  if (!isIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
   return { threadId, callIndex, message: plainToolMessage(message) };
 }
 
@@ -174,12 +177,12 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
-  if (!isToolMessage(message)) return undefined;
+  if (kindOf(message, false) !== "tool") return undefined;
   // A null call_index counts as absent, as it always has.
   const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;
   // Checked here to name the field as the line spells it (normalizeItem says callIndex).
-  if (!isCallIndexOrNone(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
+  if (!isIndexOrNone(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
   return { threadId, message, callIndex };
 }
 

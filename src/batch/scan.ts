@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { extractArtifacts, occurrenceIdOf, type ExtractOptions } from "../extract.js";
-import { isCallIndex, scanOptionsProblem, timestampProblem, type ArtifactEntry } from "../types.js";
+import { isIndex, scanOptionsProblem, timestampProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
 import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
@@ -193,7 +193,7 @@ function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { cre
  * requires of the index it gives an anonymous result.
  */
 function callIndexesSafe(firstLine: number, len: number): boolean {
-  return isCallIndex(firstLine) && isCallIndex(firstLine + len);
+  return isIndex(firstLine) && isIndex(firstLine + len);
 }
 
 /** How many lines of a chunk each path scanned (blank lines count for the path that saw them). */

@@ -10,7 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
-import { describeValue } from "../types.js";
+import { describeValue, isIndex } from "../types.js";
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
@@ -138,9 +138,7 @@ function checkString(value: unknown, field: string, op: string, seed: number): s
 }
 
 function checkIndex(value: unknown, field: string, op: string, seed: number): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
-    fail(op, field, seed, "a non-negative integer", value);
-  }
+  if (!isIndex(value)) fail(op, field, seed, "a non-negative integer", value);
   return value;
 }
 
