@@ -157,10 +157,11 @@ const emptyArtifact = (artifact: unknown): boolean =>
     ? artifact.every((item) => SILENT_ARTIFACT_ITEMS.has((item as { type?: unknown } | null)?.type))
     : typeof artifact === "object" && Object.keys(artifact).length === 0);
 
-/** Whether a report says nothing: no text, no file or image, an empty artifact. */
-const emptyReport = ({ content, artifact }: Report): boolean =>
-  emptyArtifact(artifact) &&
-  (typeof content === "string" ? content.trim() === "" : content.every((b) => b.type === "text" && String(b.text ?? "").trim() === ""));
+/**
+ * Whether a report says nothing: blank text and an empty artifact. Content
+ * is a block list only when it holds a file or image (`reportContent`).
+ */
+const emptyReport = ({ content, artifact }: Report): boolean => emptyArtifact(artifact) && typeof content === "string" && content.trim() === "";
 
 export interface TaskToolOptions {
   /** Sub-agents by the name the model passes as `subagent_type`. */

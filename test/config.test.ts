@@ -199,6 +199,10 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", colour: "red" }] } as never)).toThrow(/piiRules\[0\]\.colour: unknown option$/);
   });
 
+  it("names an unknown key before a bad value listed ahead of it: the typo also leaves its option unset", () => {
+    expect(fieldOf(() => parseToolArtifactsConfig({ maxEntries: 5, piiRules: [{ piiType: "email", strat: "x" }] } as never))).toBe("piiRules[0].strat");
+  });
+
   it("names the snake_case field it rejects", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 5000 } }))).toBe("tool_artifacts.max_entries");
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { resolve_handles_in_args: "no" } }))).toBe("tool_artifacts.resolve_handles_in_args");

@@ -223,6 +223,12 @@ describe("buildChildInitialState", () => {
     expect(buildChildInitialState([{ role: "user", content: [{ type: "text", text: "a" }] }, ["user", ""]] as never).messages).toHaveLength(2);
   });
 
+  it("refuses what is no message: a [role, content] list with a third item, a whole state with content", () => {
+    const notMessages = new TypeError("buildChildInitialState: expected a string, a message or an array of messages");
+    expect(() => buildChildInitialState([["user", "hi", "extra"]] as never)).toThrow(notMessages);
+    expect(() => buildChildInitialState({ content: "x", messages: [] } as never)).toThrow(notMessages);
+  });
+
   it("reads a list as createAgent reads its messages input: a lone [role, content] pair goes in a list", async () => {
     const seenBy = async (input: unknown) => {
       const model = new ScriptedChatModel([{ content: "ok" }]);
@@ -261,6 +267,37 @@ describe("createTaskTool", () => {
   });
 });
 
+
+/** A sub-agent that returns `messages` and records the thread id each run was given. */
+const answering = (messages: BaseMessage[], threads: unknown[] = []): SubAgent => ({
+  invoke: async (_input, config) => {
+    threads.push(config?.configurable?.thread_id);
+    return { messages };
+  },
+});
+
+describe("createTaskTool: reports and thread ids, called directly", () => {
+  it("reports a lone AI message; an answer of blanks is none; toString is no agent", async () => {
+    const run = (agent: SubAgent, subagent_type = "w") => createTaskTool({ agents: { w: agent } }).invoke({ subagent_type, description: "x" });
+    expect(await run(answering([new AIMessage("only")]))).toBe("only");
+    const blank = (await run(answering([new HumanMessage("x"), new AIMessage("  \n\t ")]))) as ToolMessage;
+    expect(ToolMessage.isInstance(blank) && blank.status).toBe("error");
+    const inherited = (await run(answering([new AIMessage("a")]), "toString")) as ToolMessage;
+    expect([inherited.status, inherited.text]).toEqual(["error", 'Unknown subagent_type "toString". Available: "w".']);
+  });
+
+  it("without a call id: no checkpoint_ns gives a fresh thread each time; a namespace's different tasks get different threads", async () => {
+    const threads: unknown[] = [];
+    const task = createTaskTool({ agents: { w: answering([new AIMessage("a")], threads) } });
+    const calls: [string, string][] = [["same", ""], ["same", ""], ["one", "node:1"], ["two", "node:1"], ["one", "node:1"]];
+    for (const [description, ns] of calls) await task.invoke({ subagent_type: "w", description }, { configurable: { checkpoint_ns: ns } });
+    expect(threads[0]).toMatch(/^detached\/task\/no-call-id-[0-9a-f-]{36}$/);
+    expect(threads[1]).not.toBe(threads[0]);
+    expect(threads[2]).toMatch(/^detached\/task\/no-call-id-[0-9a-f]{32}$/);
+    expect(threads[3]).not.toBe(threads[2]);
+    expect(threads[4]).toBe(threads[2]);
+  });
+});
 type LeadResult = { messages: BaseMessage[]; tool_artifacts: ArtifactEntry[] };
 
 describe("createTaskTool: reports with artifacts, and call-less delegations", () => {

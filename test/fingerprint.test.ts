@@ -108,6 +108,15 @@ describe("canonicalJson", () => {
   });
 });
 
+describe("canonicalJson: values a host may spoof or JSON may confuse", () => {
+  it("spells a function by its source, whatever its own toString says, and a bigint as a string, not as the number", () => {
+    const f = () => 1;
+    Object.defineProperty(f, "toString", { value: () => "spoofed" });
+    expect(canonicalJson(f)).toBe(`{"$function":${JSON.stringify("() => 1")}}`);
+    expect(canonicalJson(10n)).toBe('"10"');
+  });
+});
+
 describe("canonicalJson: numbers JSON cannot write", () => {
   it("spells numbers JSON cannot write as strings, not as null", () => {
     expect(canonicalJson([Infinity, -Infinity, NaN, null])).toBe('["Infinity","-Infinity","NaN",null]');

@@ -195,6 +195,21 @@ describe("withConstraints: constraints the middleware carries", () => {
   });
 });
 
+describe("orderMiddleware: malformed lists and inherited names", () => {
+  it("refuses a non-string name, constraints given as an array, and a carried constraint that is no list", () => {
+    const raw = (name: unknown, constraints?: unknown) => ({ name, constraints }) as Mw;
+    expect(() => orderMiddleware([mw("a"), raw(5)])).toThrow(new TypeError("orderMiddleware: item 1 is not a middleware (an object with a string name)"));
+    expect(() => orderMiddleware([raw("a", ["b"]), mw("b")])).toThrow(new TypeError("orderMiddleware: a's constraints must be an object {before?, after?}"));
+    expect(() => withConstraints(raw("a", { before: "bb" }), {})).toThrow(new TypeError("withConstraints: a's constraints.before must be an array of middleware names"));
+  });
+
+  it("takes a middleware named like an Object.prototype member by its name, and a PII type with a line break as pii", () => {
+    expect(orderingName({ name: "constructor" })).toBe("constructor");
+    expect(() => orderMiddleware([mw("toString", { before: ["b"] }), mw("b", { before: ["toString"] })])).toThrow(expect.objectContaining({ cycle: ["toString", "b", "toString"] }));
+    expect(names(orderMiddleware([mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[a\nb]")]))).toEqual(["PIIMiddleware[a\nb]", "after-pii"]);
+  });
+});
+
 describe("orderMiddleware: a built-in and its alias", () => {
   it("matches every piiMiddleware (named PIIMiddleware[type]) by pii as well as by its own name, and the other built-ins by their aliases", () => {
     expect(["ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "PIIMiddleware[email]"].map((name) => orderingName({ name }))).toEqual(["model-call-limit", "tool-emulator", "PIIMiddleware[email]"]);

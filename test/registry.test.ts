@@ -114,6 +114,15 @@ describe("mergeToolArtifacts", () => {
   });
 });
 
+describe("mergeToolArtifacts: a long update", () => {
+  it("replaces in place a handle the same update added earlier (past the few entries looked up without an index)", () => {
+    const first = Array.from({ length: 10 }, (_, i) => entry(`h${i}`));
+    const out = mergeToolArtifacts([], [...first, entry("h9", { real_ref: "/mnt/user-data/new" })]);
+    expect(handles(out)).toEqual(handles(first));
+    expect(out[9]!.real_ref).toBe("/mnt/user-data/new");
+  });
+});
+
 describe("mergeToolArtifacts: a trim whose keep is no integer", () => {
   it("is ignored, not rounded", () => {
     const five = ["a", "b", "c", "d", "e"].map((h) => entry(h));
