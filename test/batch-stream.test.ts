@@ -346,6 +346,19 @@ describe("scanArchive", () => {
     }
   });
 
+  it("never calls the writer for a chunk without output", async () => {
+    const other = JSON.stringify({ thread_id: "t", message: { type: "ai", content: "/mnt/user-data/a.txt" } }) + "\n";
+    const writes: number[] = [];
+    const summary = await scanArchive(streamSource(pieces(Buffer.from(other.repeat(200)), [4096])), (chunk, done) => (writes.push(chunk.byteLength), done()), {
+      format: "jsonl",
+      createdAt: CREATED_AT,
+      chunkBytes: 4096,
+      onFailure() {},
+    });
+    expect(summary).toMatchObject({ lines: 200, entries: 0, skipped: 200, chunks: 4 });
+    expect(writes).toEqual([]);
+  });
+
   describe("scanning on the calling thread too (alsoScanHere)", () => {
     /** Reads `bytes` 4096 at a time; the read after `gateAfter` reads first waits for `gate()`. */
     const gatedSource = (gateAfter: number, gate: () => Promise<unknown>) => {
@@ -491,6 +504,64 @@ describe("scanArchive", () => {
       } finally {
         await fresh.close();
       }
+    });
+
+    it("reports the chunk of a running worker that a failed start stopped as not scanned, and scans the rest here", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      const real = fresh.run.bind(fresh);
+      let given = 0;
+      // The third chunk's worker is stopped when another worker fails to start: Piscina
+      // aborts every task of the failed start's signal, a running one too, whose input it took.
+      const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
+        if (isChunk(task) && ++given === 3) {
+          structuredClone(task.input, { transfer: [task.input] });
+          throw new WorkerStartError("scan worker could not start: injected");
+        }
+        return real(task);
+      });
+      try {
+        const unavailable: unknown[] = [];
+        const failures: LineFailure[] = [];
+        const { output, summary } = await scanBoth(gatedSource(4, () => firstTask(run)), fresh, {
+          onPoolUnavailable: (err) => unavailable.push(err),
+          onFailure: (f) => failures.push(f),
+        });
+        const lost = failures.filter((f) => /not scanned/.test(f.reason));
+        expect(lost).toHaveLength(1);
+        const [, first, last] = /^lines (\d+)\.\.(\d+) not scanned: its worker was stopped when another could not start \(scan worker could not start: injected\)$/.exec(lost[0]!.reason)!.map(Number);
+        expect(lost[0]!.line).toBe(first);
+        expect(failures.filter((f) => !/not scanned/.test(f.reason)).map((f) => f.line)).toEqual(bad.filter((n) => n < first! || n > last!));
+        const survivors = [...tools.keys()].filter((n) => n < first! || n > last!);
+        for (const n of [survivors[0], survivors[survivors.length - 1]]) expect(output).toContain(`"tool_call_id":"c${n}"`);
+        expect(summary).toMatchObject({ lines: 3000, failed: last! - first! + 1 + bad.filter((n) => n < first! || n > last!).length });
+        expect(unavailable).toHaveLength(1);
+        expect(given).toBe(3); // no chunk went to the pool after it
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it("writes a chunk scanned here once it is done, before a worker has started, not when the in-flight limit is reached", async () => {
+      const fresh = new ScanPool({ threads: 1 });
+      let readsAtFirstWrite = -1;
+      let reads = 0;
+      const source = gatedSource(Infinity, async () => {});
+      const counted = { read: (into: Uint8Array) => (reads++, source.read(into)) };
+      try {
+        await scanArchive(
+          counted,
+          (_, done) => {
+            if (readsAtFirstWrite === -1) readsAtFirstWrite = reads;
+            done();
+          },
+          { pool: fresh, alsoScanHere: true, format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} },
+        );
+      } finally {
+        await fresh.close();
+      }
+      // The first chunk is written while the read ahead of the next one is out, not chunks later.
+      expect(readsAtFirstWrite).toBeGreaterThan(0);
+      expect(readsAtFirstWrite).toBeLessThanOrEqual(3);
     });
 
     it("says nothing of a worker that failed to start after the scan has ended", async () => {

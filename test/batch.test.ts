@@ -1170,6 +1170,25 @@ describe("formatEntries lines", () => {
     formatEntries("t", entries, "jsonl", out);
     expect(out).toEqual(entries.map((e) => JSON.stringify({ thread_id: "t", ...e }) + "\n"));
   });
+
+  it("writes entries that differ from the first in tool name or time as JSON.stringify does", () => {
+    const entries = [entry, { ...entry, handle: "art_0000abce", tool_name: "other" }, { ...entry, handle: "art_0000abcf", created_at: "2026-01-01T00:00:00.000Z" }];
+    const out: string[] = [];
+    formatEntries("t", entries, "jsonl", out);
+    expect(out).toEqual(entries.map((e) => JSON.stringify({ thread_id: "t", ...e }) + "\n"));
+  });
+
+  it("counts a lone U+FEFF as no column, Hangul as two, and a pictograph without U+FE0F as one", () => {
+    // THREAD is 16 columns and a blank: the handle starts 17 columns in.
+    const handleAt = (threadId: string) => {
+      const out: string[] = [];
+      formatEntries(threadId, [entry], "table", out);
+      return out[0]!.indexOf("art_");
+    };
+    expect(handleAt("a\ufeffb")).toBe(17 + 1);
+    expect(handleAt("한국")).toBe(17 - 2);
+    expect(handleAt("\u2764")).toBe(17);
+  });
 });
 
 describe("BufferPool bounds", () => {

@@ -396,3 +396,20 @@ describe("options the engine does not take: the TypeScript path fails the lines"
     });
   }
 });
+
+describe("engine lines: output that first outgrows its room by more than 1 MiB", () => {
+  it("is held and written by the engine, as the TypeScript path writes it", () => {
+    // Each line names 40 short files: its output is many times its input, so the first
+    // run fills the room (about the input's size, over 1 MiB) and is held at once.
+    const refs = Array.from({ length: 40 }, (_, k) => `/mnt/user-data/${k}.txt`).join(" ");
+    const lines = Array.from({ length: 1500 }, (_, i) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: refs } })).join("\n") + "\n";
+    const bytes = new Uint8Array(Buffer.from(lines));
+    expect(bytes.byteLength).toBeGreaterThan(1 << 20);
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    const engine = unpackLineResult(scanLinesPacked(bytes, OPTIONS, { stats }));
+    const reference = unpackLineResult(scanLinesPackedJs(bytes, OPTIONS));
+    expect(stats.engineLines).toBe(1500);
+    expect(engine.entries).toBe(1500 * 40);
+    expect(Buffer.from(engine.output).equals(Buffer.from(reference.output))).toBe(true);
+  });
+});
