@@ -1,6 +1,6 @@
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { Command, END, interrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
-import { createAgent, tool, toolStrategy } from "langchain";
+import { Command, END, interrupt, isGraphInterrupt, MemorySaver, MessagesAnnotation, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { createAgent, tool, toolRetryMiddleware, toolStrategy } from "langchain";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation.js";
@@ -276,6 +276,40 @@ describe("where a child's state lives", () => {
     expect((latest.values.tool_artifacts as ArtifactEntry[]).map((e) => e.handle)).toEqual([childHandle]);
     expect(result.tool_artifacts.map((e) => [e.tool_name, e.real_ref])).toEqual([[TASK_TOOL_NAME, APPROVED]]);
     expect(result.messages.at(-1)!.text).toBe("Published.");
+  });
+
+  it("pauses the lead under toolRetryMiddleware only when it is told to pass interrupts on, as the README says", async () => {
+    const ask = tool(async () => `answer: ${interrupt("Go on?")} /mnt/user-data/child/a.txt`, { name: "ask", description: "Ask a human", schema: z.object({}) });
+    const run = async (retry: ReturnType<typeof toolRetryMiddleware>) => {
+      const db = tempSqliteSaver();
+      dbs.push(db);
+      // Asks whenever it is given the task; otherwise reports the answer.
+      const childStep: ScriptedStep = (messages) => (messages.at(-1)!.type === "human" ? { tool_calls: [{ name: "ask", args: {} }] } : { content: `done: ${messages.at(-1)!.text}` });
+      const child = createAgent({ model: new ScriptedChatModel([childStep, childStep, childStep, childStep]), tools: [ask], middleware: [...toolArtifactsMiddleware()] });
+      const lead = createAgent({
+        model: new ScriptedChatModel([{ tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "c", description: "ask" }, id: "call_t" }] }, { content: "ok" }]),
+        tools: [createTaskTool({ agents: { c: child } })],
+        middleware: [retry, ...toolArtifactsMiddleware()],
+        checkpointer: db.saver,
+      });
+      return (await lead.invoke({ messages: [new HumanMessage("go")] } as never, { configurable: { thread_id: "lead-retry" } })) as unknown as LeadResult;
+    };
+    // langchain's default retries the interrupt as a failure and ends with an error result.
+    const swallowed = await run(toolRetryMiddleware({ maxRetries: 1, initialDelayMs: 0 }));
+    expect(swallowed.__interrupt__).toBeUndefined();
+    expect(swallowed.messages.find((m) => ToolMessage.isInstance(m))?.text).toBe("Tool 'task' failed after 2 attempts with GraphInterrupt");
+    const passedOn = await run(
+      toolRetryMiddleware({
+        maxRetries: 1,
+        initialDelayMs: 0,
+        retryOn: (e) => !isGraphInterrupt(e),
+        onFailure: (e) => {
+          if (isGraphInterrupt(e)) throw e;
+          return `failed: ${e.message}`;
+        },
+      }),
+    );
+    expect(passedOn.__interrupt__).toHaveLength(1);
   });
 
   it("resumes a child delegated without a call id from a custom graph's node in its thread, not a new one", async () => {
