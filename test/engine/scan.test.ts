@@ -410,3 +410,31 @@ describe("writeTextInEngine: TextEncoder's bytes at U+0800", () => {
     expect(memoryView().slice(at, at + n)).toEqual(new TextEncoder().encode(s));
   });
 });
+
+describe("scanText: U+205F is the one space in its row", () => {
+  it("keeps U+2060 and superscripts inside a sandbox path, and ends one at U+205F", () => {
+    expect(scanText("see /mnt/user-data/x\u2070y\u2060z.txt now").map((r) => r.ref)).toEqual(["/mnt/user-data/x\u2070y\u2060z.txt"]);
+    expect(scanText("see /mnt/user-data/x\u205fy.txt").map((r) => r.ref)).toEqual(["/mnt/user-data/x"]);
+  });
+});
+
+describe("scanBytes: an extension ends where the input does, whatever lies past it", () => {
+  const encoder = new TextEncoder();
+  for (const kernel of ["simd", "scalar"] as ScanKernel[]) {
+    it.each([
+      ["http://a.jpe", "g"],
+      ["http://a.jso", "n"],
+      ["http://a.htm", "l"],
+    ])(`${kernel}: %s with %s after it in memory is no URL`, (text, after) => {
+      const bytes = encoder.encode(text);
+      const at = scanInputPointer(bytes.length);
+      memoryView().set(bytes, at);
+      memoryView().set(encoder.encode(after.repeat(16)), at + bytes.length);
+      expect([...scanBytes(bytes.length, { sandboxPrefixes: [] }, kernel)]).toEqual([]);
+    });
+  }
+
+  it("through scanText, whose own UTF-16 copy lies past the input", () => {
+    expect(scanText("g http://a.jpe")).toEqual([]);
+  });
+});

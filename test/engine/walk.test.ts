@@ -815,3 +815,19 @@ describe("serializeBounded: JSON.stringify's text at its edges", () => {
     expect(text(pastEdge)).toMatchObject({ json: `["${"x".repeat(4093)}","\\n"]`, complete: false });
   });
 });
+
+describe("data fallback: emptiness is the root's alone", () => {
+  it("keeps a payload whose only string, nested, is empty", () => {
+    expect(walkStructured({ note: "" })).toEqual({ status: "ok", refs: [], data: '{"note":""}' });
+    expect(walkJsonBytes(new TextEncoder().encode('[""]'))).toEqual({ status: "ok", refs: [], data: '[""]' });
+  });
+});
+
+describe("data fallback of JSON bytes: the 4096 bound counts UTF-8 bytes", () => {
+  it("drops a non-ASCII payload whose numbers print longer than the engine's lower bound", () => {
+    // The engine's lower bound is 4088 bytes; JSON.stringify writes 4098 bytes, in 2058 UTF-16 units.
+    const text = `["${"é".repeat(2040)}",1e300,1e300]`;
+    expect(Buffer.byteLength(JSON.stringify(JSON.parse(text)))).toBe(4098);
+    expect(walkJsonBytes(new TextEncoder().encode(text))).toEqual({ status: "ok", refs: [] });
+  });
+});
