@@ -404,7 +404,7 @@ function captureRound(
   extract: typeof extractArtifacts,
   views: ThreadViews,
 ): CaptureUpdate | undefined {
-  const messages = (state.messages ?? []) as readonly MessageLike[];
+  const messages = (Array.isArray(state.messages) ? state.messages : []) as readonly MessageLike[];
   const registry = Array.isArray(state.tool_artifacts) ? state.tool_artifacts : [];
   const ledgerItems = Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : [];
   const view = views.visit(threadId, ledgerItems);
