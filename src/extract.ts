@@ -90,7 +90,8 @@ let lastTime: string | undefined;
 /** What the injected clock says; an entry's created_at is a string (ISO-8601), never anything else. */
 function clockTime(now: () => string): string {
   const time: unknown = now();
-  if (time === lastTime) return time as string;
+  // Before any answer passed, lastTime is undefined: a clock answering that must still be refused.
+  if (time === lastTime && lastTime !== undefined) return lastTime;
   const problem = timestampProblem(time);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: options.now must return a string (ISO-8601), ${problem}`);
   lastTime = time as string;

@@ -57,10 +57,10 @@ describe("an engine failure on one source", () => {
     expect(extractArtifacts(message("m1"), { threadId: "t" })).toHaveLength(2);
   });
 
-  it("a JSON text whose walk fails adds nothing, not its structured values as free text", () => {
+  it("a JSON text whose walk fails adds nothing: not its structured values, nor its other strings, as free text", () => {
     fault.op = "walkStructured";
     const told: Error[] = [];
-    const content = JSON.stringify({ path: "/mnt/user-data/my report.csv", size: 1 });
+    const content = JSON.stringify({ path: "/mnt/user-data/my report.csv", size: 1, note: "see /mnt/user-data/b.txt" });
     expect(extractArtifacts({ tool_call_id: "c", content }, { threadId: "t", onEngineFailure: (e) => told.push(e) })).toEqual([]);
     expect(told).toHaveLength(1);
   });
