@@ -4,6 +4,7 @@ import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { BufferPool } from "../src/batch/buffers.js";
+import { WorkerStartError } from "../src/batch/errors.js";
 import { formatEntries } from "../src/batch/format.js";
 import { itemFromLine, normalizeItem, readItem, writeItem } from "../src/batch/items.js";
 import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineResult, unpackRecords } from "../src/batch/packing.js";
@@ -569,6 +570,23 @@ describe("scanBatch", () => {
       expect(result.entries).toEqual(expected(items));
     } finally {
       await broken.close();
+    }
+  });
+
+  it("serves again once a worker can start, after one could not", async () => {
+    // Workers fail to start while the flag is set: a start failure that passes (out of memory for a moment, say).
+    const failStartupWhile = new Int32Array(new SharedArrayBuffer(4)).fill(1);
+    const pool = new ScanPool({ threads: 1, faults: { failStartupWhile } });
+    try {
+      await expect(pool.workerStarted()).rejects.toThrow(WorkerStartError);
+      Atomics.store(failStartupWhile, 0, 0);
+      await expect(pool.workerStarted()).resolves.toBeUndefined();
+      const items = corpus(40);
+      const result = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false, createdAt: CREATED_AT });
+      expect(result.errors).toEqual([]);
+      expect(result.entries).toEqual(expected(items));
+    } finally {
+      await pool.close();
     }
   });
 

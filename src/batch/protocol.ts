@@ -30,4 +30,6 @@ export interface WorkerFaults {
   failOnThreadId?: string;
   /** Fail start-up, as a worker whose engine cannot load would. */
   failStartup?: boolean;
+  /** Fail start-up while this shared flag's first item is not 0: a failure that passes (the test clears it). */
+  failStartupWhile?: Int32Array;
 }
