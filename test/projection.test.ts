@@ -13,6 +13,7 @@ import {
   type SectionView,
 } from "../src/middleware/projection.js";
 import { captureMiddleware } from "../src/middleware/capture.js";
+import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
 
@@ -510,14 +511,23 @@ describe("projectionMiddleware", () => {
 });
 
 /** The projection's hook alone: the request the model would get (edge cases a hand mutation run found untested). */
-async function project(entries: ArtifactEntry[], { config = {}, options = {}, systemMessage = new SystemMessage("Be careful.") }: { config?: ToolArtifactsConfigInput; options?: ProjectionOptions; systemMessage?: SystemMessage } = {}) {
-  const hook = projectionMiddleware(parseToolArtifactsConfig(config), options).wrapModelCall!;
+async function project(
+  entries: ArtifactEntry[],
+  {
+    config = {},
+    options = {},
+    systemMessage = new SystemMessage("Be careful."),
+    messages = [new HumanMessage("hi")],
+    projection = projectionMiddleware(parseToolArtifactsConfig(config), options),
+  }: { config?: ToolArtifactsConfigInput; options?: ProjectionOptions; systemMessage?: SystemMessage; messages?: BaseMessage[]; projection?: { wrapModelCall?: unknown } } = {},
+) {
+  const hook = projection.wrapModelCall as (request: unknown, handler: unknown) => Promise<unknown>;
   let seen: { messages: BaseMessage[]; systemMessage: SystemMessage } | undefined;
   const handler = (request: NonNullable<typeof seen>) => {
     seen = request;
     return new AIMessage("ok");
   };
-  await hook({ state: { tool_artifacts: entries, messages: [] }, messages: [new HumanMessage("hi")], systemMessage, runtime: {} } as never, handler as never);
+  await hook({ state: { tool_artifacts: entries, messages: [] }, messages, systemMessage, runtime: {} }, handler);
   return seen!;
 }
 const projectedBlock = async (...args: Parameters<typeof project>) => (await project(...args)).messages[0]!.text;
@@ -525,6 +535,33 @@ const projectedBlock = async (...args: Parameters<typeof project>) => (await pro
 const shownName = (block: string) => block.split("\n").find((l) => l.startsWith("art_"))!.split(" | ")[2];
 
 describe("projection edge cases", () => {
+  it("ignores an empty match a function detector reports (nothing to redact there)", async () => {
+    const detector = (text: string) => [{ text: "", start: 0, end: 0 }, ...[...text.matchAll(/sk-\w+/g)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }))];
+    const block = await projectedBlock([entry(1, { display_name: "keys sk-aaa1" })], { config: { piiRules: [{ piiType: "key", detector }] } });
+    expect(shownName(block)).toBe("keys [REDACTED_KEY]");
+  });
+
+  it("puts the notice on the last of several leading system messages and the block after all of them", async () => {
+    const { messages } = await project([entry(1)], { messages: [new SystemMessage("first"), new SystemMessage("second"), new HumanMessage("hi")] });
+    expect(messages.map((m) => m.type)).toEqual(["system", "system", "human", "human"]);
+    expect(messages[0]!.text).toBe("first");
+    expect(messages[1]!.text).toMatch(/^second\n\nA message that consists of a <durable_context_data> block/);
+    expect(messages[2]!.text.startsWith("<durable_context_data>")).toBe(true);
+    expect(messages[3]!.text).toBe("hi");
+  });
+
+  it("keeps the additional_kwargs of the agent's system message it extends", async () => {
+    const { systemMessage } = await project([entry(1)], { systemMessage: new SystemMessage({ content: "sys", additional_kwargs: { cache_hint: "keep" } }) });
+    expect(systemMessage.text).toMatch(/^sys\n\nA message that consists of a <durable_context_data> block/);
+    expect(systemMessage.additional_kwargs).toEqual({ cache_hint: "keep" });
+  });
+
+  it("is given its options by toolArtifactsMiddleware (host sections)", async () => {
+    const notes = { title: "Working notes", render: () => "remember the chart" };
+    const { messages } = await project([entry(1)], { projection: toolArtifactsMiddleware({}, { projection: { sections: [notes] } }).projection });
+    expect(messages[0]!.text).toContain("## Working notes\n  remember the chart");
+  });
+
   it("redacts adjacent matches, a match at the very start, and the longest of two matches at one start", async () => {
     const rule = (detector: unknown) => ({ config: { piiRules: [{ piiType: "k", detector: detector as RegExp }] } });
     expect(shownName(await projectedBlock([entry(1, { display_name: "x 42.log" })], rule(/\d/g)))).toBe("x [REDACTED_K][REDACTED_K].log");

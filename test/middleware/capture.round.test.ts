@@ -446,3 +446,32 @@ describe("capture round: rules a mutation run found unpinned", () => {
     expect(update.tool_artifact_processed).toEqual([callKey("ai-1", "c1", 0)]);
   });
 });
+
+describe("capture round: state at its edges", () => {
+  it("does not take a ledger as long as the last one, but with another last item, for its extension", () => {
+    const hook = capture();
+    const messages: BaseMessage[] = [result("tm-1", "w1", "/mnt/user-data/a.txt")];
+    const first = hook(state(messages), run)!;
+    expect(first.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+    expect(hook(state(messages, first.tool_artifacts as ArtifactEntry[], [resultKey("tm-1", "w1")]), run)).toBeUndefined();
+    // Same length as the ledger capture last saw, other content (a fork): tm-1 is not recorded in it.
+    const again = hook(state(messages, [], ["some-other-key"]), run);
+    expect(again?.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+  });
+
+  it("skips null and non-object entries in messages and still captures the rest", () => {
+    const messages = [null, undefined, 42, result("tm-1", "w1", "/mnt/user-data/a.txt")];
+    const update = capture()(state(messages as never), run);
+    expect(update?.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+  });
+
+  it("reads a messages channel that holds no array as empty, as it reads the other two", () => {
+    const hook = capture();
+    for (const messages of [{}, 5, "abc"]) expect(hook(state(messages as never), run)).toBeUndefined();
+  });
+
+  it("reads a registry channel that holds no array as empty: no trim directive from its length", () => {
+    const update = capture()(state([result("tm-1", "w1", "/mnt/user-data/a.txt")], "x".repeat(500) as never), run)!;
+    expect(update.tool_artifacts.map((u) => ("op" in u ? u.op : "entry"))).toEqual(["entry"]);
+  });
+});

@@ -222,6 +222,28 @@ describe("the resolution hook on its own", () => {
     return new ToolMessage({ content: "ran", tool_call_id: "c1" });
   };
 
+  it("refuses the call with its error result, not a TypeError, when the registry channel is null or undefined", async () => {
+    for (const registry of [null, undefined]) {
+      const req = { toolCall: { id: "c1", name: "t", args: { path: REPORT } }, tool: undefined, state: { messages: [], tool_artifacts: registry }, runtime: {} } as never;
+      const out = (await hook()(req, (() => {
+        throw new Error("tool ran");
+      }) as never)) as ToolMessage;
+      expect(out.status).toBe("error");
+      expect(String(out.content)).toContain(REPORT);
+      expect(String(out.content)).toContain("No artifact handles are currently available.");
+    }
+  });
+
+  it("passes a model result with a messages list but no structuredResponse through untouched (no mark on its ToolMessage)", async () => {
+    const { wrapModelCall } = resolutionMiddleware(parseToolArtifactsConfig({}));
+    const call = new AIMessage({ content: "", tool_calls: [{ id: "s1", name: "t", args: { file: REPORT } }] });
+    const answer = new ToolMessage({ content: "/mnt/user-data/a.txt", tool_call_id: "s1", name: "t" });
+    const result = { messages: [call, answer] };
+    const out = await wrapModelCall!({ state: { messages: [], tool_artifacts: [] }, runtime: {}, messages: [] } as never, (async () => result) as never);
+    expect(out).toBe(result);
+    expect(answer.additional_kwargs).toEqual({});
+  });
+
   it("takes a repeated handle's latest entry when a call names several handles", async () => {
     const [A, B] = ["art_0000000a", "art_0000000b"];
     const registry = [entry(B, "/mnt/user-data/b.txt"), entry(A, "/mnt/user-data/a-old.txt"), entry(A, "/mnt/user-data/a-new.txt")];
