@@ -1246,3 +1246,80 @@ describe("BufferPool bounds", () => {
     expect(unused()).toBeUndefined();
   });
 });
+
+describe("batch items: kinds, keys and the wire bound", () => {
+  const here = { poolThreshold: Infinity };
+
+  it("a serialized ToolMessageChunk is a tool result", async () => {
+    const message = { lc: 1, type: "constructor", id: ["langchain_core", "messages", "ToolMessageChunk"], kwargs: { content: "/mnt/user-data/a.txt", tool_call_id: "c" } };
+    const { entries, skipped } = await scanBatch([{ threadId: "t", message }], here);
+    expect(skipped).toEqual([]);
+    expect(entries[0]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
+  it("a message's own type wins over a tool_call_id", async () => {
+    const message = { type: "ai", tool_call_id: "c", content: "/mnt/user-data/a.txt" };
+    const { entries, skipped } = await scanBatch([{ threadId: "t", message }], here);
+    expect(skipped).toEqual([0]);
+    expect(entries[0]).toEqual([]);
+  });
+
+  it("an archive line's message is not told apart by its role", () => {
+    expect(itemFromLine({ thread_id: "t", message: { role: "tool", content: "/mnt/user-data/a.txt" } })).toBeUndefined();
+  });
+
+  it("an inherited key of an item is not taken as a misspelt one", async () => {
+    const item = Object.assign(Object.create({ call_index: 2 }), { threadId: "t", message: { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" } });
+    const { entries, errors } = await scanBatch([item], here);
+    expect(errors).toEqual([]);
+    expect(entries[0]!.map((e) => e.call_index)).toEqual([0]);
+  });
+
+  it("an archive line may name its thread threadId", () => {
+    expect(itemFromLine({ threadId: "t", message: { type: "tool", tool_call_id: "c", content: "x" } })?.threadId).toBe("t");
+  });
+
+  it("an item holding a function is scanned as the calling thread reads it, not as its JSON", async () => {
+    const message = () => ({
+      type: "tool",
+      tool_call_id: "c",
+      content: [
+        { type: "text", text: "a", structuredContent: () => 1 },
+        { type: "text", text: "b", structuredContent: { file: "/data/x.csv" } },
+      ],
+    });
+    const onHere = await scanBatch([{ threadId: "t", message: message() }], here);
+    const pool = new ScanPool({ threads: 1 });
+    try {
+      const onPool = await scanBatch([{ threadId: "t", message: message() }], { pool, poolThreshold: 0, callingThreadScans: false });
+      expect(onPool.entries).toEqual(onHere.entries);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("an item of exactly 4096 wire values goes to a worker, one of 4097 (the last an object key) stays here", async () => {
+    // The worker fails every item of thread "here": an item scanned on the calling thread does not.
+    const failing = new ScanPool({ threads: 1, faults: { failOnThreadId: "here" } });
+    const item = (inner: object) => ({
+      threadId: "here",
+      message: { tool_call_id: "c", content: "/mnt/user-data/a.txt", artifact: { a: inner, b: new Array<number>(4093).fill(0) } },
+    });
+    try {
+      // Charged: artifact's 2 keys, the array's 4093 items, then the inner object's keys.
+      const result = await scanBatch([item({ c: 1 }), item({ c: 1, d: 1 })], { pool: failing, poolThreshold: 0, callingThreadScans: false });
+      expect(result.errors.map((e) => e.index)).toEqual([0]);
+      expect(result.entries[1]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
+describe("scanBatch: pool null", () => {
+  it("options.pool null is no pool", async () => {
+    const message = { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" };
+    const result = await scanBatch([{ threadId: "t", message }], { pool: null as never });
+    expect(result.entries[0]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+  });
+});

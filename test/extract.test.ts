@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "langchain";
 import { z } from "zod";
@@ -962,5 +962,56 @@ describe("created_at", () => {
     expect(entries).toHaveLength(3);
     expect(entries.map((e) => e.created_at)).toEqual(Array(3).fill("2025-01-02T03:04:00.000Z"));
     expect(ticks).toBe(1);
+  });
+});
+
+describe("extractArtifacts: bounds, block types and null options", () => {
+  const T = { threadId: "t" };
+
+  it("a free-text reference of at most 4096 UTF-16 units but over 4096 UTF-8 bytes is skipped", () => {
+    const ref = "/mnt/user-data/" + "é".repeat(2100) + ".txt"; // 2119 units, 4219 bytes
+    expect(extractArtifacts({ content: `see ${ref} now`, tool_call_id: "c" }, T)).toEqual([]);
+  });
+
+  it("structuredContent is read only on a text block", () => {
+    const message = { content: [{ type: "image", data: "AAAA", mimeType: "image/png", structuredContent: { file: "/data/x.csv" } }], tool_call_id: "c" };
+    expect(extractArtifacts(message, T)).toEqual([]);
+  });
+
+  it("a text block's null structuredContent is none: a later block's is the payload", () => {
+    const message = {
+      content: [
+        { type: "text", text: "a", structuredContent: null },
+        { type: "text", text: "b", structuredContent: { file: "/data/x.csv" } },
+      ],
+      tool_call_id: "c",
+    };
+    expect(extractArtifacts(message, T).map((e) => e.real_ref)).toEqual(["/data/x.csv"]);
+  });
+
+  it("in a JSON text, strings inside an object under a known key are free text", () => {
+    const message = { content: JSON.stringify({ file: { note: "see /mnt/user-data/a.txt" } }), tool_call_id: "c" };
+    expect(extractArtifacts(message, T).map((e) => e.real_ref)).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
+  it("a block whose url is no string takes its source's url", () => {
+    const message = { content: [{ type: "image", url: 42, source: { url: "https://x.example/a.png", mime_type: "image/png" } }], tool_call_id: "c" };
+    expect(extractArtifacts(message, T).map((e) => [e.real_ref, e.mime_type])).toEqual([["https://x.example/a.png", "image/png"]]);
+  });
+
+  it("a string item of the artifact list is not scanned as text", () => {
+    expect(extractArtifacts({ content: "", artifact: ["see /mnt/user-data/a.txt"], tool_call_id: "c" }, T)).toEqual([]);
+  });
+
+  it("options.now null is refused like any other non-function", () => {
+    expect(() => extractArtifacts({ content: "/mnt/user-data/a.txt", tool_call_id: "c" }, { threadId: "t", now: null as never })).toThrow(TypeError);
+  });
+});
+
+describe("extractArtifacts: the clock", () => {
+  it("refuses a now() that answers undefined, also before any good time was checked", async () => {
+    vi.resetModules();
+    const fresh = await import("../src/extract.js"); // its last good time not yet set
+    expect(() => fresh.extractArtifacts({ content: "/mnt/user-data/a.txt", tool_call_id: "c" }, { threadId: "t", now: () => undefined as never })).toThrow(TypeError);
   });
 });

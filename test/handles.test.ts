@@ -139,3 +139,24 @@ describe("resolveHandles: shared subtrees", () => {
     expect(shared.path).toBe(A); // the input is untouched
   });
 });
+
+describe("isHandle and resolveHandles: exactness and copies", () => {
+  it("isHandle is exactly one handle, nothing after it", () => {
+    expect(isHandle("art_0123abcd")).toBe(true);
+    expect(isHandle("art_0123abcdx")).toBe(false);
+    expect(isHandle("art_0123abcd\n")).toBe(false);
+  });
+
+  it("resolveHandles refuses a lookup that is neither a function nor a Map, before any handle is looked up", () => {
+    expect(() => resolveHandles("no handle here", {} as never)).toThrow(TypeError);
+    expect(() => resolveHandles({ a: "art_0123abcd" }, { get: 1 } as never)).toThrow(TypeError);
+  });
+
+  it("a copied array keeps its holes", () => {
+    const args = [, "art_0123abcd"]; // eslint-disable-line no-sparse-arrays
+    const out = resolveHandles(args, new Map([["art_0123abcd", "/mnt/user-data/a.txt"]]));
+    expect(out).not.toBe(args);
+    expect(out[1]).toBe("/mnt/user-data/a.txt");
+    expect(0 in out).toBe(false);
+  });
+});

@@ -413,3 +413,27 @@ describe("engine lines: output that first outgrows its room by more than 1 MiB",
     expect(Buffer.from(engine.output).equals(Buffer.from(reference.output))).toBe(true);
   });
 });
+
+describe("archive lines on the TypeScript path: call indexes and blank lines", () => {
+  const scan = (lines: unknown[] | string) => {
+    const text = typeof lines === "string" ? lines : lines.map((l) => JSON.stringify(l)).join("\n");
+    const result = unpackLineResult(scanLinesPackedJs(new TextEncoder().encode(text), { format: "jsonl", createdAt: "2025-01-01T00:00:00Z" }));
+    const out = Buffer.from(result.output).toString("utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { call_index: number });
+    return { ...result, out };
+  };
+  const anon = (line: object = {}, message: object = {}) => ({ thread_id: "t", ...line, message: { type: "tool", content: "/mnt/user-data/a.txt", ...message } });
+
+  it("an anonymous line's own call_index is kept, not replaced by its line number", () => {
+    expect(scan([anon(), anon({ call_index: 5 })]).out.map((e) => e.call_index)).toEqual([1, 5]);
+  });
+
+  it("an anonymous line (no id, empty tool_call_id) gets its 1-based line number as call index", () => {
+    expect(scan([anon({}, { tool_call_id: "" }), anon({}, { tool_call_id: "" })]).out.map((e) => e.call_index)).toEqual([1, 2]);
+  });
+
+  it("a line of blanks only is no failure", () => {
+    const r = scan("   \t\n" + JSON.stringify(anon({}, { tool_call_id: "c" })));
+    expect(r.failures).toEqual([]);
+    expect(r.out).toHaveLength(1);
+  });
+});

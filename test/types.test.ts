@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { extractArtifacts } from "../src/extract.js";
 import { regexpDisplayName } from "../bench/baselines/display-name.js";
-import { displayName } from "../src/types.js";
+import { describeValue, displayName, nearMiss, sameKey, sandboxPrefixesProblem, timestampProblem } from "../src/types.js";
 
 describe("displayName", () => {
   it.each([
@@ -41,5 +42,38 @@ describe("displayName", () => {
       }),
       { numRuns: 3000 },
     );
+  });
+});
+
+describe("option and field checks", () => {
+  it("a sandbox prefix holding U+FFFD is refused (it would match a lone surrogate in text)", () => {
+    expect(sandboxPrefixesProblem(["/mnt/\ufffd/"])).toMatch(/lone surrogate or U\+FFFD/);
+    expect(() => extractArtifacts({ content: "x", tool_call_id: "c" }, { threadId: "t", sandboxPrefixes: ["/d\ufffd/"] })).toThrow(TypeError);
+  });
+
+  it("describeValue cuts a string only past 40 characters", () => {
+    expect(describeValue("a".repeat(40))).toBe(JSON.stringify("a".repeat(40)));
+    expect(describeValue("a".repeat(41))).toBe(JSON.stringify(`${"a".repeat(40)}…`));
+  });
+
+  it("a -00:00 offset is UTC too", () => {
+    expect(timestampProblem("2025-01-01T00:00:00-00:00")).toBeUndefined();
+    expect(timestampProblem("2025-01-01T00:00:00+00:00")).toBeUndefined();
+    expect(timestampProblem("2025-01-01T00:00:00+01:00")).toBeDefined();
+  });
+
+  it("toISOString's six-digit form of a year before 0 is accepted", () => {
+    const iso = new Date(Date.UTC(-5, 0, 1)).toISOString();
+    expect(iso.startsWith("-000005-")).toBe(true);
+    expect(timestampProblem(iso)).toBeUndefined();
+  });
+
+  it("detectRefsInText null is refused, not taken as the default", () => {
+    expect(() => extractArtifacts({ content: "x", tool_call_id: "c" }, { threadId: "t", detectRefsInText: null as never })).toThrow(TypeError);
+  });
+
+  it("a key with dashes is the same key as its camelCase", () => {
+    expect(sameKey("call-index", "callIndex")).toBe(true);
+    expect(nearMiss("max-entrie", ["maxEntries"])).toBe("maxEntries");
   });
 });
