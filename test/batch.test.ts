@@ -575,11 +575,11 @@ describe("scanBatch", () => {
 
   it("serves again once a worker can start, after one could not", async () => {
     // Workers fail to start while the flag is set: a start failure that passes (out of memory for a moment, say).
-    const failStartupWhile = new Int32Array(new SharedArrayBuffer(4)).fill(1);
-    const pool = new ScanPool({ threads: 1, faults: { failStartupWhile } });
+    const failing = new Int32Array(new SharedArrayBuffer(4)).fill(1);
+    const pool = new ScanPool({ threads: 1, faults: { failStartup: failing } });
     try {
       await expect(pool.workerStarted()).rejects.toThrow(WorkerStartError);
-      Atomics.store(failStartupWhile, 0, 0);
+      Atomics.store(failing, 0, 0);
       await expect(pool.workerStarted()).resolves.toBeUndefined();
       const items = corpus(40);
       const result = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false, createdAt: CREATED_AT });

@@ -7,27 +7,11 @@ import { childThreadId, createTaskTool, TASK_TOOL_NAME } from "../src/delegation
 import { toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { ScriptedChatModel, type ScriptedStep } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
+import { handleShown, handlesShown, handlesShownFor } from "./support/block.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "./support/sqlite.js";
 
 const LEAD_INPUT = "/mnt/user-data/lead/input.csv";
 const CHILD_OUTPUT = "/mnt/user-data/child/summary.txt";
-
-/** The handles the hidden context block lists for a display name, newest first (what a real model would read). */
-function handlesShownFor(messages: readonly BaseMessage[], displayName: string): string[] {
-  const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
-  return (block?.text.split("\n") ?? []).filter((l) => l.split(" | ")[2] === displayName).map((l) => l.slice(0, 12));
-}
-
-function handleShown(messages: readonly BaseMessage[], displayName: string): string {
-  const [handle] = handlesShownFor(messages, displayName);
-  if (!handle) throw new Error(`no handle shown for ${displayName}`);
-  return handle;
-}
-
-function handlesShown(messages: readonly BaseMessage[]): string[] {
-  const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
-  return block ? [...block.text.matchAll(/^(art_[0-9a-f]{8}) \|/gm)].map((m) => m[1]!) : [];
-}
 
 /** Every checkpoint a saver holds for a thread, in any namespace. */
 async function checkpointsOf(saver: BaseCheckpointSaver, threadId: string): Promise<Array<{ ns: string; values: Record<string, unknown> }>> {

@@ -28,8 +28,10 @@ export interface WorkerFaults {
   exitOnThreadId?: string;
   /** Fail the item (as an engine trap would) on reaching an item of this thread. */
   failOnThreadId?: string;
-  /** Fail start-up, as a worker whose engine cannot load would. */
-  failStartup?: boolean;
-  /** Fail start-up while this shared flag's first item is not 0: a failure that passes (the test clears it). */
-  failStartupWhile?: Int32Array;
+  /**
+   * Fail start-up, as a worker whose engine cannot load would: always, or
+   * while this shared flag's first item is not 0 (a failure that passes; the
+   * test clears it).
+   */
+  failStartup?: boolean | Int32Array;
 }

@@ -35,7 +35,8 @@ function handle(task: ScanTask): ReturnType<typeof Piscina.move> {
 }
 
 export default (async () => {
-  if (faults?.failStartup || (faults?.failStartupWhile !== undefined && Atomics.load(faults.failStartupWhile, 0) !== 0)) throw new Error("injected start-up failure");
+  const failStartup = faults?.failStartup;
+  if (failStartup === true || (failStartup instanceof Int32Array && Atomics.load(failStartup, 0) !== 0)) throw new Error("injected start-up failure");
   scanItem({ threadId: "warm-up", message: { type: "tool", tool_call_id: "warm-up", content: "/mnt/user-data/warm-up.txt" } }, {});
   return handle;
 })();

@@ -12,17 +12,10 @@ import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { mergeProcessed, mergeToolArtifacts } from "../../src/registry.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
+import { handleShown } from "../support/block.js";
 import { tempSqliteSaver } from "../support/sqlite.js";
 
 const REPORT = "/mnt/user-data/outputs/report.md";
-
-/** The handle the hidden block shows for `displayName` (what a real model would read). */
-function handleShown(messages: readonly BaseMessage[], displayName: string): string {
-  const block = messages.find((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.durable_context_data === true);
-  const line = block?.text.split("\n").find((l) => l.split(" | ")[2] === displayName);
-  if (!line) throw new Error(`no handle shown for ${displayName}`);
-  return line.slice(0, 12);
-}
 
 describe("streaming an agent with the artifact middlewares", () => {
   it("streams no block, updates that fold into the state, and handles in state but real references at the tool", async () => {
