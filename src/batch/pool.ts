@@ -82,7 +82,11 @@ export class ScanPool {
    */
   #piscina?: Piscina<unknown, ScanResult>;
   #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: Move }>;
-  /** Aborted (and replaced) when a worker cannot start, so queued tasks fail instead of waiting forever. */
+  /**
+   * Aborted (and replaced) when a worker cannot start and none is left, so
+   * queued tasks fail instead of waiting forever. No task is running then:
+   * a task that fails with WorkerStartError was never moved to a worker.
+   */
   #startup = startupSignal();
   #closing?: Promise<void>;
   /** Whether this pool has raised the stdout/stderr listener limit (see allowWorkerListeners). */
@@ -113,16 +117,27 @@ export class ScanPool {
         throw new WorkerStartError(`scan worker could not start: cannot load Piscina: ${errorMessage(err)}`, { cause: err });
       }
       const [{ Piscina }, { Moved }] = loaded;
+      // Thread ids of the workers that have started (Piscina's workerCreate).
+      const started = new Set<number>();
       const piscina = new Piscina<unknown, ScanResult>({
         ...workerEntry(),
         minThreads: 0,
         maxThreads: this.threads,
         idleTimeout: this.#idleTimeout,
         workerData: { faults: this.#faults },
+        // A task goes only to an idle worker that has started. Piscina's own
+        // balancer also gives one to a worker still starting, and should that
+        // start fail, the task's moved input is lost with it.
+        loadBalancer: (_task, workers) => workers.find((w) => w.currentUsage === 0 && started.has(w.id)) ?? null,
       });
+      piscina.on("workerCreate", (worker: { id: number }) => started.add(worker.id));
       // Piscina reports a worker that fails before taking a task (its engine
       // did not load, say) only as this event, leaving queued tasks pending.
+      // While another worker lives (busy, or starting), they wait for it:
+      // aborting them would also stop the task it runs, input and all. With
+      // none left, nothing would start one: they fail.
       piscina.on("error", (err: unknown) => {
+        if (piscina.threads.length > 0) return;
         const startup = this.#startup;
         this.#startup = startupSignal();
         startup.abort(err);
@@ -131,9 +146,13 @@ export class ScanPool {
       // after Piscina's destroy event; a crashed one has exited already (its
       // thread id is then -1): look once Piscina has forgotten it.
       piscina.on("workerDestroy", (destroyed: { id: number }) => {
+        started.delete(destroyed.id);
         const worker = destroyed.id === -1 ? undefined : piscina.threads.find((w) => w.threadId === destroyed.id);
         if (worker === undefined) {
-          setImmediate(() => this.#workersGone(piscina));
+          setImmediate(() => {
+            for (const id of started) if (!piscina.threads.some((w) => w.threadId === id)) started.delete(id);
+            this.#workersGone(piscina);
+          });
           return;
         }
         this.#exiting++;

@@ -34,4 +34,9 @@ export interface WorkerFaults {
    * test clears it).
    */
   failStartup?: boolean | Int32Array;
+  /**
+   * On reaching an item of this thread, set the flag's second item to 1 and
+   * wait while its first is not 0: a worker kept busy until the test lets go.
+   */
+  hold?: { threadId: string; flag: Int32Array };
 }

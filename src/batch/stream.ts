@@ -64,10 +64,8 @@ export interface ArchiveOptions extends LineScanOptions {
   onProgress?(progress: ArchiveSummary): void;
   /**
    * With `alsoScanHere`: a pool worker could not start, so this thread scans
-   * the rest of the archive, the chunk that worker was given included (a
-   * chunk a running worker had, which Piscina stopped with it, is reported
-   * as not scanned, through `onFailure`). Called at most once, and not once
-   * the scan has ended.
+   * the rest of the archive, the chunks that worker was given included.
+   * Called at most once, and not once the scan has ended.
    */
   onPoolUnavailable?(error: WorkerStartError): void;
 }
@@ -296,11 +294,8 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
         .catch((lost: unknown) => {
           if (!here || !(lost instanceof WorkerStartError)) return { lost };
           losePool(lost);
-          // A worker that could not start never had the input: scan it here.
-          if (input.byteLength >= bytes) return scanHere(input, bytes, options);
-          // Piscina stops every task of the failed start's signal, also one a
-          // running worker had taken, input and all: lost like a crash's.
-          return { lost: new Error(`its worker was stopped when another could not start (${errorMessage(lost)})`, { cause: lost }) };
+          // A task that no worker could start for never had the input: scan it here.
+          return scanHere(input, bytes, options);
         })
         .finally(() => {
           poolTasks--;

@@ -14,11 +14,17 @@ import { scanItem, scanLinesPacked, scanRecords, type ItemProbe } from "./scan.j
 
 const faults = (workerData as { faults?: WorkerFaults } | null)?.faults;
 const probe: ItemProbe | undefined =
-  faults?.exitOnThreadId === undefined && faults?.failOnThreadId === undefined
+  faults?.exitOnThreadId === undefined && faults?.failOnThreadId === undefined && faults?.hold === undefined
     ? undefined
     : (threadId) => {
         if (threadId === faults.exitOnThreadId) process.exit(70);
         if (threadId === faults.failOnThreadId) throw new Error("injected item failure");
+        const hold = faults.hold;
+        if (threadId === hold?.threadId) {
+          Atomics.store(hold.flag, 1, 1);
+          Atomics.notify(hold.flag, 1);
+          while (Atomics.load(hold.flag, 0) !== 0) Atomics.wait(hold.flag, 0, Atomics.load(hold.flag, 0));
+        }
       };
 
 function handle(task: ScanTask): ReturnType<typeof Piscina.move> {
