@@ -5,6 +5,7 @@ import { scanArchive, streamSource, type ArchiveOptions, type ArchiveSource } fr
 import { WorkerStartError, type LineFailure } from "../src/batch/errors.js";
 import type { ScanTask } from "../src/batch/protocol.js";
 import { extractArtifacts } from "../src/extract.js";
+import { heldWorker, until } from "./support/held.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
 
@@ -508,22 +509,18 @@ describe("scanArchive", () => {
 
     it("keeps a running worker's chunk when another worker cannot start: every line is scanned, the pool kept", async () => {
       const failing = new Int32Array(new SharedArrayBuffer(4));
-      const hold = new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1); // [held, holding]
-      const fresh = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: { threadId: "t1", flag: hold } } });
-      const release = () => (Atomics.store(hold, 0, 0), Atomics.notify(hold, 0));
-      const until = async (done: () => boolean) => {
-        while (!done()) await new Promise((resume) => setTimeout(resume, 5));
-      };
+      const held = heldWorker("t1");
+      const fresh = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: held.fault } });
       try {
         await fresh.workerStarted(); // one worker up before start-ups fail
         Atomics.store(failing, 0, 1);
         const run = vi.spyOn(fresh, "run");
         // The worker holds its first chunk until a second worker has tried to start, for the next one, and failed.
         const released = (async () => {
-          await until(() => Atomics.load(hold, 1) === 1);
+          await until(held.holding);
           await until(() => fresh.workers.length === 2);
           await until(() => fresh.workers.length === 1);
-          release();
+          held.release();
         })();
         const unavailable: unknown[] = [];
         const failures: LineFailure[] = [];
@@ -538,7 +535,7 @@ describe("scanArchive", () => {
         expect(unavailable).toEqual([]);
         expect(summary.workerChunks).toBeGreaterThan(1);
       } finally {
-        release();
+        held.release();
         await fresh.close();
       }
     });

@@ -12,6 +12,7 @@ import type { ScanResult, ScanTask } from "../src/batch/protocol.js";
 import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/scan.js";
 import { extractArtifacts } from "../src/extract.js";
 import type { ArtifactEntry } from "../src/types.js";
+import { heldWorker, until } from "./support/held.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -592,31 +593,26 @@ describe("scanBatch", () => {
 
   it("keeps a running worker's task, and gives it the queued ones, when another worker cannot start", async () => {
     const failing = new Int32Array(new SharedArrayBuffer(4));
-    const hold = new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1); // [held, holding]
-    const pool = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: { threadId: "hold", flag: hold } } });
-    const until = async (done: () => boolean) => {
-      while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
-    };
+    const held = heldWorker("hold");
+    const pool = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: held.fault } });
     try {
       // One item, one slice: one worker starts, before start-ups fail.
       const first = [{ threadId: "hold", message: { tool_call_id: "h0", content: "/mnt/user-data/held.txt" } }];
       const running = scanBatch(first, { pool, poolThreshold: 0, callingThreadScans: false, createdAt: CREATED_AT });
-      await until(() => Atomics.load(hold, 1) === 1); // the first worker has the task and waits
+      await until(held.holding);
       expect(pool.workers).toHaveLength(1);
       Atomics.store(failing, 0, 1);
       const items = corpus(60);
       const queued = scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false, createdAt: CREATED_AT });
       await until(() => pool.workers.length === 2); // the second worker starting...
       await until(() => pool.workers.length === 1); // ...and failing while the first is busy
-      Atomics.store(hold, 0, 0);
-      Atomics.notify(hold, 0);
+      held.release();
       for (const [result, batch] of [[await running, first], [await queued, items]] as const) {
         expect(result.errors).toEqual([]);
         expect(result.entries).toEqual(expected(batch));
       }
     } finally {
-      Atomics.store(hold, 0, 0);
-      Atomics.notify(hold, 0);
+      held.release();
       await pool.close();
     }
   });

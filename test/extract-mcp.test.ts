@@ -4,10 +4,14 @@
  * called through LangGraph's ToolNode (test/support/mcp.ts), as an agent would.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ToolMessage } from "@langchain/core/messages";
+import { HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { createAgent, toolErrorMiddleware, type AgentMiddleware } from "langchain";
 import { extractArtifacts } from "../src/extract.js";
 import { generateHandle } from "../src/engine/hash.js";
 import type { ArtifactEntry } from "../src/types.js";
+import { toolArtifactsMiddleware } from "../src/middleware/index.js";
+import { toolArtifactsStateSchema } from "../src/registry.js";
+import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 import { FIXTURE } from "./fixtures/mcp-server.js";
 import { connectFixtureMcp, type FixtureMcp } from "./support/mcp.js";
 
@@ -131,6 +135,24 @@ describe.each([
     const m = await mcp.call("always_fails");
     expect(m.status).toBe("error");
     expect(extract(m)).toEqual([]);
+  });
+
+  it("an MCP error result is thrown by mcp-adapters: beside resolution it fails the run, and toolErrorMiddleware hands it to the model (README, Tool errors)", async () => {
+    const run = async (middleware: readonly AgentMiddleware[]) => {
+      const model = new ScriptedChatModel([{ tool_calls: [{ id: "call_fails", name: "always_fails", args: {} }] }, { content: "recovered" }]);
+      const agent = createAgent({ model, tools: [mcp.tool("always_fails")], middleware: [...middleware], stateSchema: toolArtifactsStateSchema });
+      try {
+        const result = await agent.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: THREAD } });
+        const answer = result.messages.find((m: BaseMessage) => ToolMessage.isInstance(m)) as ToolMessage;
+        return { status: answer.status, last: result.messages.at(-1)!.text, registry: result.tool_artifacts };
+      } catch (error) {
+        return { threw: (error as Error).message };
+      }
+    };
+    expect(await run([])).toEqual({ status: "error", last: "recovered", registry: [] });
+    expect(await run(toolArtifactsMiddleware())).toEqual({ threw: expect.stringContaining(FIXTURE.always_fails.text) });
+    const handled = [...toolArtifactsMiddleware(), toolErrorMiddleware({ onError: (error) => `The tool failed: ${(error as Error).message}` })];
+    expect(await run(handled)).toEqual({ status: "error", last: "recovered", registry: [] });
   });
 
   it("no tool result ever yields blob, base64 or data: content", async () => {

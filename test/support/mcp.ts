@@ -22,7 +22,8 @@ export interface FixtureMcp {
   tool(name: string): DynamicStructuredTool;
   /**
    * Call one tool through LangGraph's ToolNode, as an agent does, and return
-   * the real ToolMessage (an MCP error result comes back with status "error").
+   * the real ToolMessage (an MCP error result, which mcp-adapters throws, comes
+   * back with status "error", as in an agent with no wrapToolCall hook).
    */
   call(name: string, args?: Record<string, unknown>, toolCallId?: string): Promise<ToolMessage>;
   /** Close the client and with it the child process. */
