@@ -462,6 +462,35 @@ describe("scanBatch", () => {
     expect(decodeEntries(unpackRecords(output)[0])).toMatchObject([{ real_ref: "/mnt/user-data/a.txt", created_at: CREATED_AT }]);
   });
 
+  it("close() lets a running task finish and fails a queued one at once, moving nothing", async () => {
+    const held = heldWorker("hold");
+    const closing = new ScanPool({ threads: 1, faults: { hold: held.fault } });
+    const task = (threadId: string) => {
+      const records: string[] = [];
+      writeItem(normalizeItem({ threadId, message: { tool_call_id: "c", content: `/mnt/user-data/${threadId}.txt` } }), records);
+      return { kind: "records" as const, input: packRecords(records), options: { createdAt: CREATED_AT } };
+    };
+    try {
+      const running = closing.run(task("hold"));
+      await until(held.holding);
+      const waiting = task("t");
+      const queued = closing.run(waiting);
+      let exits = 0;
+      for (const worker of closing.workers) worker.once("exit", () => exits++);
+      const closed = closing.close().then(() => exits);
+      await expect(queued).rejects.toThrow("ScanPool: the pool was closed before a worker took this task");
+      expect(waiting.input.byteLength).toBeGreaterThan(0);
+      held.release();
+      const { output } = await running;
+      expect(decodeEntries(unpackRecords(output)[0])).toMatchObject([{ real_ref: "/mnt/user-data/hold.txt" }]);
+      expect(await closed).toBe(1); // settled once its worker had exited
+      expect(closing.workers).toHaveLength(0);
+    } finally {
+      held.release();
+      await closing.close();
+    }
+  });
+
   it("the worker hands its result's buffers over to be moved, not copied", async () => {
     const { transferableSymbol, valueSymbol } = await import("piscina");
     const handle = await (await import("../src/batch/worker.js")).default;
@@ -699,13 +728,74 @@ describe("process lifetime", () => {
       const pool = new ScanPool({ threads: 2 });
       const result = await scanBatch(items, { pool, poolThreshold: 0 });
       const workers = [...pool.workers];
-      const exited = Promise.all(workers.map((w) => new Promise((done) => w.once("exit", done))));
+      let exits = 0;
+      const exited = Promise.all(workers.map((w) => new Promise((done) => w.once("exit", done)).then(() => exits++)));
       await pool.close();
+      const exitedByClose = exits;
       const stopped = await Promise.race([exited.then(() => true), new Promise((done) => setTimeout(done, 10_000, false).unref())]);
-      console.log(JSON.stringify({ entries: result.entries.flat().length, workers: workers.length, stopped, left: pool.workers.length }));`);
+      console.log(JSON.stringify({ entries: result.entries.flat().length, workers: workers.length, exitedByClose, stopped, left: pool.workers.length }));`);
     expect(r.signal).toBeNull();
     expect(r.status).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, workers: 2, stopped: true, left: 0 });
+    // close() settles once its workers have exited, not merely been told to.
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, workers: 2, exitedByClose: 2, stopped: true, left: 0 });
+  });
+
+  /** Child script lines: `hold` and `until` as in test/support/held.ts, for a worker kept busy on the thread "hold". */
+  const held = `
+      const hold = new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1);
+      const release = () => (Atomics.store(hold, 0, 0), Atomics.notify(hold, 0));
+      const until = async (done) => { while (!done()) await new Promise((resume) => setTimeout(resume, 5)); };
+      const heldItem = { threadId: "hold", message: { tool_call_id: "h", content: "/mnt/user-data/held.txt" } };`;
+
+  it("close() while tasks wait for a busy worker, another having failed to start, ends once the running task is done", () => {
+    // Piscina's own close would hand the waiting tasks out again and again, trying to start a worker for them while closing: a loop that never yields.
+    const r = child(`${held}
+      const failing = new Int32Array(new SharedArrayBuffer(4));
+      const pool = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: { threadId: "hold", flag: hold } } });
+      const first = scanBatch([heldItem], { pool, poolThreshold: 0, callingThreadScans: false });
+      await until(() => Atomics.load(hold, 1) === 1);
+      Atomics.store(failing, 0, 1);
+      const queued = scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false });
+      await until(() => pool.workers.length === 2);
+      await until(() => pool.workers.length === 1);
+      const closing = pool.close();
+      release();
+      const [a, b] = await Promise.all([first, queued]);
+      await closing;
+      console.log(JSON.stringify({ entries: a.entries.flat().length + b.entries.flat().length, errors: a.errors.length + b.errors.length, left: pool.workers.length }));`);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    // The waiting slices fail on the pool; a closed pool's items are scanned on the calling thread.
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 301, errors: 0, left: 0 });
+  });
+
+  it("close() while a running task's worker dies settles once it has died, not at Piscina's 30 s close timeout", () => {
+    // That timeout's timer does not hold the process: with nothing else to do, it would end with close() never settled.
+    const r = child(`${held}
+      const { packRecords } = await import(${JSON.stringify(ROOT + "src/batch/packing.ts")});
+      const { normalizeItem, writeItem } = await import(${JSON.stringify(ROOT + "src/batch/items.ts")});
+      const task = (...batch) => {
+        const records = [];
+        for (const item of batch) writeItem(normalizeItem(item), records);
+        return { kind: "records", input: packRecords(records), options: {} };
+      };
+      const limit = () => process.stdout.getMaxListeners();
+      const before = limit();
+      const pool = new ScanPool({ threads: 2, idleTimeoutMs: 60_000, faults: { exitOnThreadId: "crash", hold: { threadId: "hold", flag: hold } } });
+      await Promise.all([pool.workerStarted(), pool.workerStarted()]);
+      const crash = { threadId: "crash", message: { tool_call_id: "x", content: "/mnt/user-data/crash.txt" } };
+      // One worker waits on its task, then dies on it; the other is idle.
+      const running = pool.run(task(heldItem, crash)).then(() => "scanned", (err) => err.message);
+      await until(() => Atomics.load(hold, 1) === 1);
+      const workers = pool.workers.length;
+      const closing = pool.close();
+      release();
+      const outcome = await running;
+      await closing;
+      console.log(JSON.stringify({ workers, outcome, left: pool.workers.length, restored: limit() === before }));`);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ workers: 2, outcome: "worker exited with code: 70", left: 0, restored: true });
   });
 
   it("the default (shared) pool: large batches scanned, closeSharedPool() ends it, the process exits", () => {

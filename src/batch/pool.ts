@@ -93,6 +93,10 @@ export class ScanPool {
   #listenersAllowed = false;
   /** Workers Piscina has let go that have not exited yet. */
   #exiting = 0;
+  /** Called once the last worker has exited (see #workersGone). */
+  #onGone: (() => void)[] = [];
+  /** This pool's tasks given to Piscina and not settled, queued or running. */
+  readonly #pending = new Set<Promise<unknown>>();
   #closed = false;
 
   constructor(options: ScanPoolOptions = {}) {
@@ -180,10 +184,18 @@ export class ScanPool {
     const { signal } = this.#startup;
     const moved = task.spare ? [task.input, task.spare] : [task.input];
     this.#allowListeners(true);
+    const result = piscina.run(move(task, moved), { signal });
+    const settled: Promise<boolean> = result.then(
+      () => this.#pending.delete(settled),
+      () => this.#pending.delete(settled),
+    );
+    this.#pending.add(settled);
     try {
-      return await piscina.run(move(task, moved), { signal });
+      return await result;
     } catch (err) {
       if (signal.aborted) throw new WorkerStartError(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
+      // close() fails the tasks no worker has taken; Piscina says only "The task has been aborted".
+      if (this.#closed && err instanceof Error && err.name === "AbortError") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
       this.#replaceLostWorker(piscina, move);
       throw err;
     }
@@ -223,6 +235,7 @@ export class ScanPool {
     if (piscina.threads.length > 0 || this.#exiting > 0) return;
     this.#allowListeners(false);
     this.buffers.clear();
+    for (const gone of this.#onGone.splice(0)) gone();
   }
 
   /** The live worker threads (diagnostics and fault tests). */
@@ -232,15 +245,33 @@ export class ScanPool {
 
   /**
    * Let running tasks finish, then stop every worker (tasks still queued
-   * fail) and let idle buffers go. A closed pool takes no more tasks.
+   * fail) and let idle buffers go; settles once the workers have exited. A
+   * closed pool takes no more tasks.
    */
   async close(): Promise<void> {
     this.#closed = true;
     try {
       const ready = await this.#ready?.catch(() => undefined); // a pool that could not load has nothing to stop
-      if (ready !== undefined) await (this.#closing ??= ready.piscina.close().then(() => this.#allowListeners(false)));
+      if (ready !== undefined) await (this.#closing ??= this.#stop(ready.piscina));
     } finally {
       this.buffers.clear();
     }
+  }
+
+  /**
+   * Not Piscina's close alone: it would run the queued tasks, and spins
+   * forever on one no worker can take (none may start while it closes), and
+   * it waits out a 30 s timeout for a task whose worker died under it. So
+   * its `force` fails the queued tasks at once, this pool waits for its
+   * running ones itself, then stops the workers and waits for them to exit
+   * (Piscina's close may be stopping them already: then destroy does not wait).
+   */
+  async #stop(piscina: Piscina<unknown, ScanResult>): Promise<void> {
+    piscina.close({ force: true }).catch(() => {}); // settles by itself, or at its timeout: nothing waits for it
+    await Promise.allSettled(this.#pending);
+    const gone = new Promise<void>((resolve) => this.#onGone.push(resolve));
+    await piscina.destroy();
+    this.#workersGone(piscina);
+    await gone;
   }
 }
