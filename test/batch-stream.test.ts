@@ -490,20 +490,59 @@ describe("scanArchive", () => {
       const fresh = new ScanPool({ threads: 1 });
       const real = fresh.run.bind(fresh);
       let given = 0;
-      // The third chunk given to the pool finds that a new worker cannot start (as after a crash or an idle exit).
+      // The third chunk given to the pool finds that a new worker cannot start (as after a crash or an idle exit),
+      // late, as a start-up failure is known: the next chunk is handed out meanwhile, and fails too.
       const run = vi.spyOn(fresh, "run").mockImplementation(async (task) => {
-        if (isChunk(task) && ++given >= 3) throw new WorkerStartError("scan worker could not start: injected");
+        if (isChunk(task) && ++given >= 3) {
+          await new Promise((resume) => setTimeout(resume, 50));
+          throw new WorkerStartError("scan worker could not start: injected");
+        }
         return real(task);
       });
       try {
         const unavailable: unknown[] = [];
-        const { output, summary } = await scanBoth(gatedSource(4, () => firstTask(run)), fresh, { onPoolUnavailable: (err) => unavailable.push(err) });
+        let givenAtLoss = -1;
+        const { output, summary } = await scanBoth(gatedSource(4, () => firstTask(run)), fresh, {
+          onPoolUnavailable: (err) => ((givenAtLoss = given), unavailable.push(err)),
+        });
         expect(output).toBe(expectedOutput());
         expect(summary).toMatchObject({ lines: 3000, failed: bad.length });
         expect(unavailable).toHaveLength(1);
-        expect(given).toBeGreaterThanOrEqual(3);
+        expect(givenAtLoss).toBeGreaterThanOrEqual(3);
+        // No chunk goes to the pool once it is lost: at most those already handed out (two per worker).
+        expect(given).toBeLessThanOrEqual(givenAtLoss + 2);
       } finally {
         await fresh.close();
+      }
+    });
+
+    it("scans everything here with a pool closed before, saying no worker failed to start", async () => {
+      const closed = new ScanPool({ threads: 1 });
+      await closed.close();
+      const unavailable: unknown[] = [];
+      const { output, summary } = await scanBoth(gatedSource(Infinity, async () => {}), closed, { onPoolUnavailable: (err) => unavailable.push(err) });
+      expect(output).toBe(expectedOutput());
+      expect(summary).toMatchObject({ lines: 3000, workerChunks: 0 });
+      expect(unavailable).toEqual([]);
+    });
+
+    it("reports a chunk whose worker died as not scanned, not as a pool that cannot start", async () => {
+      const crashing = new ScanPool({ threads: 1, faults: { exitOnThreadId: "t1" } }); // a line of t1 in every chunk
+      const run = vi.spyOn(crashing, "run");
+      try {
+        const unavailable: unknown[] = [];
+        const failures: LineFailure[] = [];
+        const { summary } = await scanBoth(gatedSource(4, () => firstTask(run)), crashing, {
+          onPoolUnavailable: (err) => unavailable.push(err),
+          onFailure: (f) => failures.push(f),
+        });
+        expect(summary.lines).toBe(3000);
+        const lost = failures.filter((f) => /not scanned/.test(f.reason));
+        expect(lost.length).toBeGreaterThan(0);
+        for (const f of lost) expect(f.reason).toMatch(/^lines \d+\.\.\d+ not scanned: .*exited with code: 70/);
+        expect(unavailable).toEqual([]);
+      } finally {
+        await crashing.close();
       }
     });
 
@@ -602,6 +641,16 @@ describe("scanArchive", () => {
         } finally {
           await fresh.close();
         }
+      }
+      // Without alsoScanHere, a chunk waits for its worker anyway: no worker is started before it.
+      const fresh = new ScanPool({ threads: 1 });
+      const run = vi.spyOn(fresh, "run");
+      try {
+        const { output } = await scanBoth(streamSource(pieces(bytes, [4096])), fresh, { sizeHint: bytes.length, alsoScanHere: false });
+        expect(output).toBe(expectedOutput());
+        expect(run.mock.calls.filter(([task]) => !isChunk(task))).toEqual([]);
+      } finally {
+        await fresh.close();
       }
     });
 

@@ -491,6 +491,20 @@ describe("scanBatch", () => {
     }
   });
 
+  it("on the lines path too, writes the result into the spare it was sent, and sends back a spare too small to use", async () => {
+    const bytes = Buffer.from(JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" } }) + "\n");
+    const task = (spare: ArrayBuffer): ScanTask => {
+      const input = new ArrayBuffer(bytes.length);
+      new Uint8Array(input).set(bytes);
+      return { kind: "lines", input, inputBytes: bytes.length, spare, options: { format: "jsonl", createdAt: CREATED_AT } };
+    };
+    const big = await pool.run(task(new ArrayBuffer(1 << 16)));
+    expect(big.output.byteLength).toBe(1 << 16);
+    expect(big.free.map((b) => b.byteLength)).toEqual([bytes.length]);
+    const small = await pool.run(task(new ArrayBuffer(8)));
+    expect(small.free.map((b) => b.byteLength)).toEqual([bytes.length, 8]);
+  });
+
   it("the worker hands its result's buffers over to be moved, not copied", async () => {
     const { transferableSymbol, valueSymbol } = await import("piscina");
     const handle = await (await import("../src/batch/worker.js")).default;
@@ -852,7 +866,7 @@ describe("process lifetime", () => {
       const pause = () => new Promise((done) => setTimeout(done, 20));
       // The limit drops once the released workers have exited, which a busy
       // machine can delay: wait for that, up to 15 s from the end of the
-      // batches over all pools (the child is killed at 30 s, and a failure
+      // batches over all pools (the child is killed at 60 s, and a failure
       // should show the limits it saw). Workers idle for 5 s before they go,
       // so none leaves while a slow machine is still running the other pools'
       // batches.
@@ -871,9 +885,23 @@ describe("process lifetime", () => {
       seen.push(limit());
       await pools[0].close();
       seen.push(limit());
-      console.log(JSON.stringify({ before, seen }));`);
+      console.log(JSON.stringify({ before, seen }));`, 60_000); // ten workers on two cores: slow when the machine is busy
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ before: "10/10", seen: ["20/20", "10/10", "12/12", "10/10"] });
+  });
+
+  it("leaves a host's unlimited stdout/stderr listener limit unlimited", () => {
+    const r = child(`
+      process.stdout.setMaxListeners(0);
+      process.stderr.setMaxListeners(0);
+      const limit = () => process.stdout.getMaxListeners() + "/" + process.stderr.getMaxListeners();
+      const pool = new ScanPool({ threads: 2 });
+      await scanBatch(items, { pool, poolThreshold: 0 });
+      const during = limit();
+      await pool.close();
+      console.log(JSON.stringify({ during, after: limit() }));`);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ during: "0/0", after: "0/0" });
   });
 
   it("lowers the listener limit only once its workers have exited, never below 1, and takes no task once closed", () => {
@@ -938,6 +966,21 @@ describe("process lifetime", () => {
       for (let i = 0; i < 500 && (pool.workers.length > 0 || pool.buffers.idleBytes > 0); i++) await new Promise((done) => setTimeout(done, 20));
       expect(pool.workers).toHaveLength(0);
       expect(pool.buffers.idleBytes).toBe(0);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("lets its idle buffers go once its only worker has died, without close()", async () => {
+    const pool = new ScanPool({ threads: 1, idleTimeoutMs: 3_600_000, faults: { exitOnThreadId: "crash" } });
+    try {
+      await scanBatch(corpus(200), { pool, poolThreshold: 0, callingThreadScans: false });
+      // More idle buffers than the dying task takes (its input and spare go with it).
+      for (let i = 0; i < 4; i++) pool.buffers.give(new ArrayBuffer(1 << 16));
+      const crashed = await scanBatch([{ threadId: "crash", message: { tool_call_id: "c", content: "/mnt/user-data/c.txt" } }], { pool, poolThreshold: 0, callingThreadScans: false });
+      expect(crashed.errors).toHaveLength(1);
+      expect(pool.buffers.idleBytes).toBeGreaterThan(0);
+      await until(() => pool.workers.length === 0 && pool.buffers.idleBytes === 0);
     } finally {
       await pool.close();
     }
