@@ -180,6 +180,12 @@ describe("structured sources", () => {
     expect(refs(extract(m))).toEqual(["https://x.io/a.json"]);
   });
 
+  it("reads no other artifact: a content_and_artifact tool's plain object gives nothing (README, Where references are read)", () => {
+    const m = { tool_call_id: "call-1", name: "tool", content: "made it", artifact: { path: "/data/a.csv", url: "https://x.io/a.json" } };
+    expect(extract(m)).toEqual([]);
+    expect(refs(extract({ ...m, artifact: { structured_content: m.artifact } }))).toEqual(["/data/a.csv", "https://x.io/a.json"]);
+  });
+
   it("tells onRejectedPayload why a payload was rejected whole, and only then", () => {
     const reasons: string[] = [];
     let deep: unknown = "/data/deep.txt";
