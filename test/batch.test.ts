@@ -12,7 +12,7 @@ import type { ScanResult, ScanTask } from "../src/batch/protocol.js";
 import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/scan.js";
 import { extractArtifacts } from "../src/extract.js";
 import type { ArtifactEntry } from "../src/types.js";
-import { heldWorker, until } from "./support/held.js";
+import { heldWorker, recordsTask, until } from "./support/pool.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -465,16 +465,13 @@ describe("scanBatch", () => {
   it("close() lets a running task finish and fails a queued one at once, moving nothing", async () => {
     const held = heldWorker("hold");
     const closing = new ScanPool({ threads: 1, faults: { hold: held.fault } });
-    const task = (threadId: string) => {
-      const records: string[] = [];
-      writeItem(normalizeItem({ threadId, message: { tool_call_id: "c", content: `/mnt/user-data/${threadId}.txt` } }), records);
-      return { kind: "records" as const, input: packRecords(records), options: { createdAt: CREATED_AT } };
-    };
+    const task = (threadId: string) => recordsTask([{ threadId, message: { tool_call_id: "c", content: `/mnt/user-data/${threadId}.txt` } }]);
     try {
       const running = closing.run(task("hold"));
       await until(held.holding);
       const waiting = task("t");
       const queued = closing.run(waiting);
+      await new Promise((resume) => setImmediate(resume)); // it is in Piscina's queue by then
       let exits = 0;
       for (const worker of closing.workers) worker.once("exit", () => exits++);
       const closed = closing.close().then(() => exits);
@@ -503,6 +500,32 @@ describe("scanBatch", () => {
     expect(big.free.map((b) => b.byteLength)).toEqual([bytes.length]);
     const small = await pool.run(task(new ArrayBuffer(8)));
     expect(small.free.map((b) => b.byteLength)).toEqual([bytes.length, 8]);
+  });
+
+  it("close() lets every running task finish, not only the first to end", async () => {
+    // Piscina's own close stopped every worker once the first task after it ended.
+    const held = heldWorker("hold");
+    const closing = new ScanPool({ threads: 2, idleTimeoutMs: 60_000, faults: { hold: held.fault } });
+    try {
+      const running = closing.run(recordsTask([{ threadId: "hold", message: { tool_call_id: "h", content: "/mnt/user-data/held.txt" } }]));
+      await until(held.holding);
+      await closing.workerStarted(); // a second worker, which ran it: started and idle
+      expect(closing.workers).toHaveLength(2);
+      const items = corpus(300);
+      const other = closing.run(recordsTask(items, CREATED_AT));
+      await new Promise((resume) => setImmediate(resume)); // the other worker has it by then
+      const closed = closing.close();
+      const { output } = await other;
+      expect(unpackRecords(output).map(decodeEntries)).toEqual(expected(items));
+      await new Promise((resume) => setTimeout(resume, 50)); // room for a wrong stop to land
+      held.release();
+      const result = await running;
+      expect(decodeEntries(unpackRecords(result.output)[0])).toMatchObject([{ real_ref: "/mnt/user-data/held.txt" }]);
+      await closed;
+    } finally {
+      held.release();
+      await closing.close();
+    }
   });
 
   it("the worker hands its result's buffers over to be moved, not copied", async () => {
@@ -634,7 +657,7 @@ describe("scanBatch", () => {
     }
   });
 
-  it("keeps a running worker's task, and gives it the queued ones, when another worker cannot start", async () => {
+  it("keeps a running worker's task when another worker cannot start; a queued task is scanned, or fails as in a crash if that worker took it", async () => {
     const failing = new Int32Array(new SharedArrayBuffer(4));
     const held = heldWorker("hold");
     const pool = new ScanPool({ threads: 2, faults: { failStartup: failing, hold: held.fault } });
@@ -650,10 +673,15 @@ describe("scanBatch", () => {
       await until(() => pool.workers.length === 2); // the second worker starting...
       await until(() => pool.workers.length === 1); // ...and failing while the first is busy
       held.release();
-      for (const [result, batch] of [[await running, first], [await queued, items]] as const) {
-        expect(result.errors).toEqual([]);
-        expect(result.entries).toEqual(expected(batch));
-      }
+      const kept = await running;
+      expect(kept.errors).toEqual([]);
+      expect(kept.entries).toEqual(expected(first));
+      const rest = await queued;
+      const failed = new Set(rest.errors.map((e) => e.index));
+      for (const e of rest.errors) expect(e.error).toMatch(/not scanned, the worker scanning items \d+\.\.\d+ failed/);
+      const want = expected(items);
+      items.forEach((_, i) => expect(rest.entries[i]).toEqual(failed.has(i) ? [] : want[i]));
+      expect(failed.size).toBeLessThan(items.length);
     } finally {
       held.release();
       await pool.close();
@@ -754,10 +782,11 @@ describe("process lifetime", () => {
     expect(JSON.parse(r.stdout)).toEqual({ entries: 300, workers: 2, exitedByClose: 2, stopped: true, left: 0 });
   });
 
-  /** Child script lines: `hold` and `until` as in test/support/held.ts, for a worker kept busy on the thread "hold". */
+  /** Child script lines: a worker kept busy on the thread "hold" (test/support/pool.ts), and polling for worker state. */
   const held = `
-      const hold = new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1);
-      const release = () => (Atomics.store(hold, 0, 0), Atomics.notify(hold, 0));
+      const { heldWorker, recordsTask } = await import(${JSON.stringify(ROOT + "test/support/pool.ts")});
+      const { fault, release } = heldWorker("hold");
+      const hold = fault.flag;
       const until = async (done) => { while (!done()) await new Promise((resume) => setTimeout(resume, 5)); };
       const heldItem = { threadId: "hold", message: { tool_call_id: "h", content: "/mnt/user-data/held.txt" } };`;
 
@@ -786,20 +815,13 @@ describe("process lifetime", () => {
   it("close() while a running task's worker dies settles once it has died, not at Piscina's 30 s close timeout", () => {
     // That timeout's timer does not hold the process: with nothing else to do, it would end with close() never settled.
     const r = child(`${held}
-      const { packRecords } = await import(${JSON.stringify(ROOT + "src/batch/packing.ts")});
-      const { normalizeItem, writeItem } = await import(${JSON.stringify(ROOT + "src/batch/items.ts")});
-      const task = (...batch) => {
-        const records = [];
-        for (const item of batch) writeItem(normalizeItem(item), records);
-        return { kind: "records", input: packRecords(records), options: {} };
-      };
       const limit = () => process.stdout.getMaxListeners();
       const before = limit();
       const pool = new ScanPool({ threads: 2, idleTimeoutMs: 60_000, faults: { exitOnThreadId: "crash", hold: { threadId: "hold", flag: hold } } });
       await Promise.all([pool.workerStarted(), pool.workerStarted()]);
       const crash = { threadId: "crash", message: { tool_call_id: "x", content: "/mnt/user-data/crash.txt" } };
       // One worker waits on its task, then dies on it; the other is idle.
-      const running = pool.run(task(heldItem, crash)).then(() => "scanned", (err) => err.message);
+      const running = pool.run(recordsTask([heldItem, crash])).then(() => "scanned", (err) => err.message);
       await until(() => Atomics.load(hold, 1) === 1);
       const workers = pool.workers.length;
       const closing = pool.close();

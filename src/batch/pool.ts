@@ -2,7 +2,6 @@
  * The worker pool behind batch scanning: Piscina, one engine per worker,
  * every task and result moved as one ArrayBuffer.
  */
-import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -27,7 +26,7 @@ const SCAN_POOL_OPTIONS = ["threads", "idleTimeoutMs", "faults"] as const satisf
 const DEFAULT_IDLE_TIMEOUT_MS = 2_000;
 
 /** A task wrapped so that Piscina moves its buffers instead of copying them. */
-type Move = (task: ScanTask, buffers: ArrayBuffer[]) => unknown;
+type Move = (task: ScanTask, buffers: ArrayBuffer[], waiting?: Waiting) => unknown;
 
 /** A task that scans nothing: all it needs is a worker. */
 const emptyTask = (): ScanTask => ({ kind: "lines", input: new ArrayBuffer(0), inputBytes: 0, options: { format: "jsonl" } });
@@ -46,11 +45,15 @@ function workerEntry(): { filename: string; execArgv: string[] } {
   return { filename, execArgv: ["--import", tsx] };
 }
 
-/** Every queued or running task listens to it: many at once are expected, not a leak (Node warns past 10). */
-function startupSignal(): AbortController {
-  const controller = new AbortController();
-  setMaxListeners(0, controller.signal);
-  return controller;
+/**
+ * A task given to Piscina, until a worker takes it: only then may it be
+ * aborted, which takes it out of the queue (aborting a task a worker has
+ * would terminate that worker).
+ */
+interface Waiting {
+  readonly controller: AbortController;
+  /** Why it was aborted: no worker could start, or the pool was closed. */
+  why?: WorkerStartError | "closed";
 }
 
 /**
@@ -82,19 +85,15 @@ export class ScanPool {
    */
   #piscina?: Piscina<unknown, ScanResult>;
   #ready?: Promise<{ piscina: Piscina<unknown, ScanResult>; move: Move }>;
-  /**
-   * Aborted (and replaced) when a worker cannot start and none is left, so
-   * queued tasks fail instead of waiting forever. No task is running then:
-   * a task that fails with WorkerStartError was never moved to a worker.
-   */
-  #startup = startupSignal();
+  /** Tasks no worker has taken yet (the load balancer takes them out of this set). */
+  readonly #waiting = new Set<Waiting>();
   #closing?: Promise<void>;
   /** Whether this pool has raised the stdout/stderr listener limit (see allowWorkerListeners). */
   #listenersAllowed = false;
   /** Workers Piscina has let go that have not exited yet. */
   #exiting = 0;
   /** Called once the last worker has exited (see #workersGone). */
-  #onGone: (() => void)[] = [];
+  #onGone?: () => void;
   /** This pool's tasks given to Piscina and not settled, queued or running. */
   readonly #pending = new Set<Promise<unknown>>();
   #closed = false;
@@ -120,43 +119,40 @@ export class ScanPool {
       } catch (err) {
         throw new WorkerStartError(`scan worker could not start: cannot load Piscina: ${errorMessage(err)}`, { cause: err });
       }
-      const [{ Piscina }, { Moved }] = loaded;
-      // Thread ids of the workers that have started (Piscina's workerCreate).
-      const started = new Set<number>();
+      const [{ Piscina, queueOptionsSymbol }, { Moved }] = loaded;
       const piscina = new Piscina<unknown, ScanResult>({
         ...workerEntry(),
         minThreads: 0,
         maxThreads: this.threads,
         idleTimeout: this.#idleTimeout,
         workerData: { faults: this.#faults },
-        // A task goes only to an idle worker that has started. Piscina's own
-        // balancer also gives one to a worker still starting, and should that
-        // start fail, the task's moved input is lost with it.
-        loadBalancer: (_task, workers) => workers.find((w) => w.currentUsage === 0 && started.has(w.id)) ?? null,
+        // Piscina's own choice (one task per worker), noting the task handed
+        // out: from now on it is running, not waiting. A worker still starting
+        // may take one; should its start fail, the task fails as in a crash.
+        // (Waiting for workers to have started instead leaves, now and then,
+        // a worker whose idle timer Piscina cleared: it never exits.)
+        loadBalancer: (task, workers) => {
+          const worker = workers.find((w) => w.currentUsage === 0);
+          if (worker) this.#waiting.delete((task as unknown as Record<symbol, Waiting>)[queueOptionsSymbol]);
+          return worker ?? null;
+        },
       });
-      piscina.on("workerCreate", (worker: { id: number }) => started.add(worker.id));
       // Piscina reports a worker that fails before taking a task (its engine
       // did not load, say) only as this event, leaving queued tasks pending.
-      // While another worker lives (busy, or starting), they wait for it:
-      // aborting them would also stop the task it runs, input and all. With
-      // none left, nothing would start one: they fail.
+      // While another worker lives (busy, or starting), they wait for it.
+      // With none left, nothing would start one: they fail. (Piscina also
+      // emits this for other errors; a task's error reaches its caller.)
       piscina.on("error", (err: unknown) => {
         if (piscina.threads.length > 0) return;
-        const startup = this.#startup;
-        this.#startup = startupSignal();
-        startup.abort(err);
+        this.#abortWaiting(new WorkerStartError(`scan worker could not start: ${errorMessage(err)}`, { cause: err }));
       });
       // A worker keeps its pipes' listeners until it has exited, which comes
       // after Piscina's destroy event; a crashed one has exited already (its
       // thread id is then -1): look once Piscina has forgotten it.
       piscina.on("workerDestroy", (destroyed: { id: number }) => {
-        started.delete(destroyed.id);
         const worker = destroyed.id === -1 ? undefined : piscina.threads.find((w) => w.threadId === destroyed.id);
         if (worker === undefined) {
-          setImmediate(() => {
-            for (const id of started) if (!piscina.threads.some((w) => w.threadId === id)) started.delete(id);
-            this.#workersGone(piscina);
-          });
+          setImmediate(() => this.#workersGone(piscina));
           return;
         }
         this.#exiting++;
@@ -166,7 +162,9 @@ export class ScanPool {
         });
       });
       this.#piscina = piscina;
-      const move: Move = (task, buffers) => Piscina.move(new Moved(task, buffers));
+      // The task's waiting state rides along under Piscina's queue-options
+      // key, which its load balancer sees (a symbol key, so never sent to the worker).
+      const move: Move = (task, buffers, waiting) => Piscina.move(new Moved(waiting ? { ...task, [queueOptionsSymbol]: waiting } : task, buffers));
       return { piscina, move };
     })());
   }
@@ -181,10 +179,12 @@ export class ScanPool {
     // Piscina would take tasks again once closed, with workers close() never stops.
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
     const { piscina, move } = await this.#start();
-    const { signal } = this.#startup;
+    if (this.#closed) throw new Error("ScanPool: the pool is closed");
+    const waiting: Waiting = { controller: new AbortController() };
     const moved = task.spare ? [task.input, task.spare] : [task.input];
     this.#allowListeners(true);
-    const result = piscina.run(move(task, moved), { signal });
+    this.#waiting.add(waiting);
+    const result = piscina.run(move(task, moved, waiting), { signal: waiting.controller.signal });
     const settled: Promise<boolean> = result.then(
       () => this.#pending.delete(settled),
       () => this.#pending.delete(settled),
@@ -193,9 +193,10 @@ export class ScanPool {
     try {
       return await result;
     } catch (err) {
-      if (signal.aborted) throw new WorkerStartError(`scan worker could not start: ${errorMessage(signal.reason)}`, { cause: signal.reason });
-      // close() fails the tasks no worker has taken; Piscina says only "The task has been aborted".
-      if (this.#closed && err instanceof Error && err.name === "AbortError") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
+      this.#waiting.delete(waiting);
+      // Aborted before a worker took it: its input was never moved.
+      if (waiting.why instanceof WorkerStartError) throw waiting.why;
+      if (waiting.why === "closed") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
       this.#replaceLostWorker(piscina, move);
       throw err;
     }
@@ -213,7 +214,7 @@ export class ScanPool {
    * is none. An empty task starts one; it runs after those queued.
    */
   #replaceLostWorker(piscina: Piscina<unknown, ScanResult>, move: Move): void {
-    if (piscina.threads.length > 0 || piscina.queueSize === 0) return;
+    if (this.#closed || piscina.threads.length > 0 || piscina.queueSize === 0) return;
     this.#allowListeners(true);
     piscina.run(move(emptyTask(), [])).catch(() => {});
   }
@@ -235,7 +236,16 @@ export class ScanPool {
     if (piscina.threads.length > 0 || this.#exiting > 0) return;
     this.#allowListeners(false);
     this.buffers.clear();
-    for (const gone of this.#onGone.splice(0)) gone();
+    this.#onGone?.();
+  }
+
+  /** Fail every task no worker has taken (taking it out of Piscina's queue). */
+  #abortWaiting(why: WorkerStartError | "closed"): void {
+    for (const waiting of this.#waiting) {
+      waiting.why = why;
+      waiting.controller.abort(why);
+    }
+    this.#waiting.clear();
   }
 
   /** The live worker threads (diagnostics and fault tests). */
@@ -244,9 +254,9 @@ export class ScanPool {
   }
 
   /**
-   * Let running tasks finish, then stop every worker (tasks still queued
-   * fail) and let idle buffers go; settles once the workers have exited. A
-   * closed pool takes no more tasks.
+   * Fail the tasks still queued, let running ones finish (however long they
+   * take), then stop every worker and let idle buffers go; settles once the
+   * workers have exited. A closed pool takes no more tasks.
    */
   async close(): Promise<void> {
     this.#closed = true;
@@ -259,17 +269,16 @@ export class ScanPool {
   }
 
   /**
-   * Not Piscina's close alone: it would run the queued tasks, and spins
-   * forever on one no worker can take (none may start while it closes), and
-   * it waits out a 30 s timeout for a task whose worker died under it. So
-   * its `force` fails the queued tasks at once, this pool waits for its
-   * running ones itself, then stops the workers and waits for them to exit
-   * (Piscina's close may be stopping them already: then destroy does not wait).
+   * Not Piscina's close: it would run the queued tasks, and spins forever on
+   * one no worker can take (none may start while it closes); it counts a
+   * worker that died under its task as never done, waiting out a 30 s
+   * timeout; and it stops every worker once the first task after it ends,
+   * so a second running task was killed.
    */
   async #stop(piscina: Piscina<unknown, ScanResult>): Promise<void> {
-    piscina.close({ force: true }).catch(() => {}); // settles by itself, or at its timeout: nothing waits for it
+    this.#abortWaiting("closed");
     await Promise.allSettled(this.#pending);
-    const gone = new Promise<void>((resolve) => this.#onGone.push(resolve));
+    const gone = new Promise<void>((resolve) => (this.#onGone = resolve));
     await piscina.destroy();
     this.#workersGone(piscina);
     await gone;

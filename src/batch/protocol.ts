@@ -36,7 +36,7 @@ export interface WorkerFaults {
   failStartup?: boolean | Int32Array;
   /**
    * On reaching an item of this thread, set the flag's second item to 1 and
-   * wait while its first is not 0: a worker kept busy until the test lets go.
+   * wait while its first is 1: a worker kept busy until the test lets go.
    */
   hold?: { threadId: string; flag: Int32Array };
 }

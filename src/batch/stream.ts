@@ -294,7 +294,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
         .catch((lost: unknown) => {
           if (!here || !(lost instanceof WorkerStartError)) return { lost };
           losePool(lost);
-          // A task that no worker could start for never had the input: scan it here.
+          // WorkerStartError comes only for a task no worker took (none was left): its input is here.
           return scanHere(input, bytes, options);
         })
         .finally(() => {

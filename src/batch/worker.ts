@@ -22,8 +22,8 @@ const probe: ItemProbe | undefined =
         const hold = faults.hold;
         if (threadId === hold?.threadId) {
           Atomics.store(hold.flag, 1, 1);
-          Atomics.notify(hold.flag, 1);
-          while (Atomics.load(hold.flag, 0) !== 0) Atomics.wait(hold.flag, 0, Atomics.load(hold.flag, 0));
+          // Waits only while the flag still says held: a release before the wait ends it at once.
+          while (Atomics.load(hold.flag, 0) !== 0) Atomics.wait(hold.flag, 0, 1);
         }
       };
 
