@@ -48,13 +48,10 @@ function workerEntry(): { filename: string; execArgv: string[] } {
 /**
  * A task given to Piscina, until a worker takes it: only then may it be
  * aborted, which takes it out of the queue (aborting a task a worker has
- * would terminate that worker).
+ * would terminate that worker). The reason is why: no worker could start
+ * (a WorkerStartError), or the pool was closed.
  */
-interface Waiting {
-  readonly controller: AbortController;
-  /** Why it was aborted: no worker could start, or the pool was closed. */
-  why?: WorkerStartError | "closed";
-}
+type Waiting = AbortController;
 
 /**
  * Each worker thread pipes its stdout and stderr into this process's, and
@@ -95,7 +92,7 @@ export class ScanPool {
   /** Called once the last worker has exited (see #workersGone). */
   #onGone?: () => void;
   /** This pool's tasks given to Piscina and not settled, queued or running. */
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #pending = new Set<Promise<ScanResult>>();
   #closed = false;
 
   constructor(options: ScanPoolOptions = {}) {
@@ -180,23 +177,22 @@ export class ScanPool {
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
     const { piscina, move } = await this.#start();
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
-    const waiting: Waiting = { controller: new AbortController() };
+    const waiting: Waiting = new AbortController();
     const moved = task.spare ? [task.input, task.spare] : [task.input];
     this.#allowListeners(true);
     this.#waiting.add(waiting);
-    const result = piscina.run(move(task, moved, waiting), { signal: waiting.controller.signal });
-    const settled: Promise<boolean> = result.then(
-      () => this.#pending.delete(settled),
-      () => this.#pending.delete(settled),
-    );
-    this.#pending.add(settled);
+    const result = piscina.run(move(task, moved, waiting), { signal: waiting.signal });
+    this.#pending.add(result);
+    const forget = () => this.#pending.delete(result);
+    result.then(forget, forget);
     try {
       return await result;
     } catch (err) {
       this.#waiting.delete(waiting);
       // Aborted before a worker took it: its input was never moved.
-      if (waiting.why instanceof WorkerStartError) throw waiting.why;
-      if (waiting.why === "closed") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
+      const why: unknown = waiting.signal.reason;
+      if (why instanceof WorkerStartError) throw why;
+      if (why === "closed") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
       this.#replaceLostWorker(piscina, move);
       throw err;
     }
@@ -241,10 +237,7 @@ export class ScanPool {
 
   /** Fail every task no worker has taken (taking it out of Piscina's queue). */
   #abortWaiting(why: WorkerStartError | "closed"): void {
-    for (const waiting of this.#waiting) {
-      waiting.why = why;
-      waiting.controller.abort(why);
-    }
+    for (const waiting of this.#waiting) waiting.abort(why);
     this.#waiting.clear();
   }
 
