@@ -8,7 +8,7 @@
  * not be written or the command line was wrong, 3 an internal error.
  */
 import { once } from "node:events";
-import { fstatSync } from "node:fs";
+import { fstatSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { availableParallelism } from "node:os";
@@ -108,6 +108,19 @@ function progressLine(totalBytes: number | undefined) {
 /** Writes to stdout honouring backpressure; a closed pipe (`| head`) ends the scan. */
 function stdoutWriter(): ArchiveWriter {
   const failure = (err: NodeJS.ErrnoException) => (err.code === "EPIPE" ? err : new OutputError(err.message, { cause: err }));
+  if (writesDirectly()) {
+    return (bytes, done) => {
+      try {
+        // Node's stream for a file writes once and takes a short write (a
+        // disk that filled, a file-size limit) for all of it: the rest would
+        // be lost with exit status 0. Writing again gives the error.
+        for (let at = 0; at < bytes.byteLength; ) at += writeSync(1, bytes, at);
+      } catch (err) {
+        throw failure(err as NodeJS.ErrnoException);
+      }
+      done();
+    };
+  }
   let broken: Error | undefined;
   process.stdout.on("error", (err: NodeJS.ErrnoException) => (broken = failure(err)));
   return async (bytes, done) => {
@@ -115,10 +128,21 @@ function stdoutWriter(): ArchiveWriter {
     try {
       if (!process.stdout.write(bytes, () => done())) await once(process.stdout, "drain");
     } catch (err) {
-      // The error that ended the wait for "drain", or a file's synchronous write.
+      // The error that ended the wait for "drain".
       throw failure(err as NodeJS.ErrnoException);
     }
   };
+}
+
+/** Whether stdout is a file or a device other than a terminal, which Node writes synchronously anyway. */
+function writesDirectly(): boolean {
+  if (process.stdout.isTTY) return false;
+  try {
+    const stat = fstatSync(1);
+    return stat.isFile() || stat.isCharacterDevice();
+  } catch {
+    return false;
+  }
 }
 
 interface Input {

@@ -372,6 +372,21 @@ describe("tool-artifacts scan", () => {
     }
   });
 
+  it("output cut short by a file-size limit is exit 2, not a file cut mid-line with exit 0", () => {
+    // The limit falls inside the output's only write: the kernel writes what
+    // fits, and only a second write says why the rest cannot go.
+    const whole = cli(["scan", EXAMPLE]).stdout;
+    const out = join(dir, "limited.jsonl");
+    const limit = 1000 * 1024; // `ulimit -f` counts 1024-byte blocks
+    writeFileSync(out, Buffer.alloc(limit - 1000));
+    const command = `ulimit -f ${limit / 1024}; exec "${process.execPath}" --import tsx src/cli.ts scan examples/archive.jsonl >> "${out}"`;
+    const r = spawnSync("bash", ["-c", command], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(Buffer.byteLength(whole)).toBeGreaterThan(1000);
+    expect(readFileSync(out).byteLength).toBe(limit);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe("tool-artifacts: cannot write the output: EFBIG: file too large, write\n");
+  });
+
   it("control characters of a bad line reach the terminal as escapes", () => {
     const path = join(dir, "ansi.jsonl");
     // Terminal escapes, and a right-to-left override that would reorder the rest of the line.
