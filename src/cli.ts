@@ -290,7 +290,14 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     }
     throw err;
   } finally {
-    stopClearing?.();
+    if (stopClearing) {
+      // A signal that came while this thread was busy (scanning the last
+      // chunk) waits for the event loop's next poll, which comes between two
+      // turns' immediates: without its handler then, it would be lost and
+      // the scan would end with status 0.
+      await new Promise((turned) => setImmediate(() => setImmediate(turned)));
+      stopClearing();
+    }
     await Promise.all([pool?.close(), source.close()]);
   }
 }

@@ -483,6 +483,17 @@ describe("tool-artifacts scan", () => {
       expect(r.stdout.indexOf("\r\x1b[2K", drawn), shell).toBeGreaterThan(drawn);
     }
   });
+
+  it.skipIf(!hasScript)("ends by a signal that came while the last chunk was scanned, not after it with status 0", () => {
+    // The status goes to stderr, the terminal script records; stdout is a pipe.
+    const command =
+      `(${process.execPath} --import tsx --import ./test/support/signal-on-write.mjs src/cli.ts scan examples/archive.jsonl; ` +
+      `echo "status $?" >&2) | cat > /dev/null`;
+    for (const [signal, status] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
+      const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, SIGNAL_ON_WRITE: signal } });
+      expect(r.stdout, signal).toMatch(new RegExp(`status ${status}\\b`));
+    }
+  });
 });
 
 describe("tool-artifacts scan: input and options at their edges", () => {
