@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, describe, expect, it, vi, type MockInstance } from "vitest";
 import { BufferPool } from "../src/batch/buffers.js";
 import { ScanPool } from "../src/batch/pool.js";
@@ -122,6 +123,32 @@ describe("scanArchive", () => {
       expect(r.failures.map((f) => f.line)).toEqual([9]);
       expect(r.summary.lines).toBe(9);
     }
+  });
+
+  it.each(["this thread", "a pool"])("from a source that never pauses long, writes the lines held for a second before a chunk fills (%s)", async (where) => {
+    // A line every 20 ms: the input never pauses IDLE_FLUSH_MS, and its
+    // lines would fill a chunk of 1 MiB only after minutes.
+    const line = (n: number) => `${JSON.stringify({ thread_id: "steady", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/steady-${n}.txt` } })}\n`;
+    let written = 0;
+    let fed = 0;
+    async function* input() {
+      // Until the first entry is written, or 500 lines (10 s) without one.
+      for (; written === 0 && fed < 500; fed++) {
+        yield Buffer.from(line(fed));
+        await sleep(20);
+      }
+    }
+    const summary = await scanArchive(
+      streamSource(input()),
+      (bytes, done) => {
+        written += rowsOf(Buffer.from(bytes).toString()).length;
+        done();
+      },
+      { pool: where === "a pool" ? pool : undefined, format: "jsonl", onFailure() {} },
+    );
+    expect(fed).toBeLessThan(500);
+    expect(summary.entries).toBe(fed);
+    expect(written).toBe(fed);
   });
 
   it("from a source that pauses, writes the chunks a worker has before more input comes", async () => {

@@ -171,6 +171,12 @@ export type ArchiveWriter = (bytes: Uint8Array, done: () => void) => void | Prom
 const DEFAULT_CHUNK_BYTES = 1 << 20;
 /** How long input may pause before the complete lines held are scanned and written (a live log's lines show as they come). */
 const IDLE_FLUSH_MS = 100;
+/**
+ * How long a complete line may wait here, from a source whose input never
+ * pauses that long (a log written to every 50 ms), before the lines held are
+ * scanned and written: a chunk of such lines could take minutes to fill.
+ */
+const MAX_HOLD_MS = 1000;
 const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 /**
  * Scanning here too, a worker is started only once this many chunks have
@@ -345,6 +351,8 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   let lastNewline = -1;
   // Inside an over-long line being dropped: everything up to the next newline.
   let dropping = false;
+  // When the oldest complete line in `current` was read (while lastNewline is not -1).
+  let heldSince = 0;
 
   const moveTail = (from: number) => {
     const tail = length - from;
@@ -372,12 +380,14 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   let ahead: Promise<number> | undefined;
 
   for (;;) {
-    // A source that may pause: once it has, scan and write what is held. The
+    // A source that may pause: once it has (or a line has waited
+    // MAX_HOLD_MS), scan and write what is held. The
     // complete lines not yet submitted go before the next read (a read then
     // would write into their buffer)...
     if (ahead === undefined && lastNewline > 0 && source.ready !== undefined) {
-      const waiting = source.ready();
-      if (waiting !== undefined && !(await settlesWithin(waiting, IDLE_FLUSH_MS))) {
+      const overdue = performance.now() - heldSince >= MAX_HOLD_MS;
+      const waiting = overdue ? undefined : source.ready();
+      if (overdue || (waiting !== undefined && !(await settlesWithin(waiting, IDLE_FLUSH_MS)))) {
         const cut = lastNewline;
         const full = current;
         moveTail(cut);
@@ -397,6 +407,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
     summary.bytesRead += n;
     const fresh = Buffer.from(current, length, n);
     length += n;
+    const held = lastNewline !== -1;
     if (dropping) {
       const nl = fresh.indexOf(NEWLINE);
       if (nl === -1) {
@@ -413,6 +424,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
       const nl = fresh.lastIndexOf(NEWLINE);
       if (nl !== -1) lastNewline = length - n + nl + 1;
     }
+    if (!held && lastNewline !== -1) heldSince = performance.now();
     if (lastNewline !== -1 && length >= chunkBytes) {
       const cut = lastNewline;
       const full = current;
