@@ -198,7 +198,7 @@ function printStats(s: ArchiveSummary, threads: number, { stoppedEarly = false, 
   // A short archive starts no worker: say how much the workers took.
   const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers${poolLost ? "; a worker could not start" : ""}` : "";
   process.stderr.write(
-    (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that\n" : "") +
+    (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that, bad lines of all reported\n" : "") +
       `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
       `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"}${shared})\n`,
   );
@@ -277,7 +277,9 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   } catch (err) {
     progress?.clear();
     if ((err as NodeJS.ErrnoException).code === "EPIPE") {
-      if (flags.stats) printStats(latest, threads, { stoppedEarly: true, poolLost });
+      // A chunk's bad lines are reported before its entries are written: a
+      // chunk cut off by the close has reported its own, which count too.
+      if (flags.stats) printStats({ ...latest, failed }, threads, { stoppedEarly: true, poolLost });
       return failed > 0 ? EXIT_FAILED_LINES : 0;
     }
     if (err instanceof InputError) {

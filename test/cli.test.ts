@@ -436,12 +436,16 @@ describe("tool-artifacts scan", () => {
     // --stats still reports, and says the counts stop where the output did.
     const stats = run(good, "--stats");
     expect(stats.stdout.trim()).toBe("0");
-    const counted = /^stopped early: the output was closed; counts are of the chunks written whole before that\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
+    const counted = /^stopped early: the output was closed; counts are of the chunks written whole before that, bad lines of all reported\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
     expect(counted, stats.stderr).not.toBeNull();
     const [scanned, entries] = [Number(counted![1]), Number(counted![2])];
     expect(scanned).toBeLessThan(15_000);
     // Whole copies of the sample, as chunks end at line ends: 11 entries per 10 lines.
     expect(entries * 10).toBe(scanned * 11);
+    // A bad line in the chunk the close cut off was reported: it is counted, as the exit status counts it.
+    const failedStats = run(bad, "--stats");
+    expect(failedStats.stdout.trim()).toBe("1");
+    expect(failedStats.stderr).toMatch(/long-bad\.jsonl:1: invalid JSON.*\nstopped early: .*\nlines \d+, entries \d+, bad lines 1, /s);
   });
 
   const hasScript = spawnSync("script", ["--version"]).status === 0;
