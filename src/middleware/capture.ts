@@ -104,16 +104,18 @@ interface ThreadView {
    */
   epoch: object;
   /**
-   * The last round's messages, and (in `snapshots`, keyed by that array) its
-   * first messages that were recorded in this epoch, as they were then: the
-   * same objects at those positions need no look at all. A copy, since the
-   * array may be edited in place after capture read it (langchain's
-   * contextEditingMiddleware puts cleared results into it). Stops at the
-   * first id-less message, whose id may still be assigned in place
-   * (summarization does) and so change its key. Weak, both: a finished
-   * thread's history is not kept alive for this.
+   * The first messages of the last round that were recorded in this epoch,
+   * as they were then: the same objects at those positions need no look at
+   * all. A copy, since the array may be edited in place after capture read
+   * it (langchain's contextEditingMiddleware puts cleared results into it),
+   * and one copy, cut and extended each round. Stops at the first id-less
+   * message, whose id may still be assigned in place (summarization does)
+   * and so change its key. Weak: a finished thread's history is not kept
+   * alive for this; `snapshots` ties the copy's life to the message lists it
+   * was taken from. Not a WeakRef to each round's list: a WeakRef keeps its
+   * target to the end of the job, and a run that never waits is one job.
    */
-  recorded: WeakRef<readonly unknown[]> | null;
+  recorded: WeakRef<unknown[]> | null;
   snapshots: WeakMap<readonly unknown[], unknown[]>;
   /**
    * Keys by message id, so a history reloaded from a checkpoint (new objects,
@@ -272,8 +274,7 @@ function isRecorded(memo: KeyMemo, view: ThreadView): boolean {
 
 /** The last round's recorded messages as they were (see ThreadView.recorded), or none. */
 function lastRecorded(view: ThreadView): unknown[] | undefined {
-  const previous = view.recorded?.deref();
-  return previous === undefined ? undefined : view.snapshots.get(previous);
+  return view.recorded?.deref();
 }
 
 /** How many leading messages are the same objects as the recorded ones of the last round. */
@@ -292,10 +293,11 @@ function recordedPrefix(messages: readonly unknown[], view: ThreadView): number 
  * a round costs what is new, not the history's length.
  */
 function rememberRecorded(messages: readonly unknown[], view: ThreadView, same: number, count: number): void {
-  const recorded = lastRecorded(view) ?? [];
+  const last = lastRecorded(view);
+  const recorded = last ?? [];
   recorded.length = same;
   for (let j = same; j < count; j++) recorded.push(messages[j]);
-  view.recorded = new WeakRef(messages);
+  if (recorded !== last) view.recorded = new WeakRef(recorded);
   view.snapshots.set(messages, recorded);
 }
 

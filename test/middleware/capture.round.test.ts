@@ -1,6 +1,8 @@
 // One capture round at a time: the capture hook called with a state object,
 // so each DESIGN §5 rule is checked against exact updates. Real agents are in
 // the sibling capture*.test.ts files.
+import { runInNewContext } from "node:vm";
+import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware, type CaptureUpdate } from "../../src/middleware/capture.js";
@@ -473,5 +475,33 @@ describe("capture round: state at its edges", () => {
   it("reads a registry channel that holds no array as empty: no trim directive from its length", () => {
     const update = capture()(state([result("tm-1", "w1", "/mnt/user-data/a.txt")], "x".repeat(500) as never), run)!;
     expect(update.tool_artifacts.map((u) => ("op" in u ? u.op : "entry"))).toEqual(["entry"]);
+  });
+});
+
+describe("capture round: memory", () => {
+  it("keeps no earlier round's message list alive during a run that never yields (its work is one job)", () => {
+    // A WeakRef keeps its target alive to the end of the job that made or
+    // read it: a run whose model and tools never wait (a local model, tests)
+    // is one job, so a WeakRef per round would hold every round's list.
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const heap = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const hook = capture();
+    const rounds = 2000;
+    let s = state([]);
+    const before = heap();
+    for (let n = 0; n < rounds; n++) {
+      // A new list each round, as the messages reducer makes.
+      const messages = [...s.messages, ai(`ai-${n}`, [call(`c${n}`, {})]), result(`tool-${n}`, `c${n}`, `wrote /mnt/user-data/f${n}.txt`)];
+      s = apply({ ...s, messages }, hook({ ...s, messages }, run));
+    }
+    const grown = heap() - before;
+    expect(s.tool_artifact_processed.length).toBe(2 * rounds);
+    // The lists of 2, 4, ..., 4000 messages together are 32 MB of pointers;
+    // the last one, its messages and what capture keeps are a few MB.
+    expect(grown, `${(grown / 1e6).toFixed(1)} MB`).toBeLessThan(16e6);
   });
 });
