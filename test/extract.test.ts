@@ -1,5 +1,3 @@
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it, vi } from "vitest";
 import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "langchain";
@@ -10,6 +8,7 @@ import { scanText } from "../src/engine/scan.js";
 import { walkStructured } from "../src/engine/walk.js";
 import { engine, onRebuild } from "../src/engine/wasm.js";
 import type { ArtifactEntry } from "../src/types.js";
+import { collectGarbage, heapAfterGc } from "./support/heap.js";
 
 const NOW = "2025-01-02T03:04:05.000Z";
 const THREAD = "thread-1";
@@ -882,8 +881,6 @@ describe("engine memory", () => {
   });
 
   it("keeps no view of a replaced instance's memory alive (scanning, walking, hashing)", async () => {
-    setFlagsFromString("--expose-gc");
-    const gc = runInNewContext("gc") as () => void;
     // Each facade caches its views over the big memory...
     expect(scanText("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv")).toHaveLength(1);
     expect(walkStructured({ path: "/mnt/user-data/j.csv" }).refs).toHaveLength(1);
@@ -895,25 +892,19 @@ describe("engine memory", () => {
     expect(extractArtifacts({ type: "tool", tool_call_id: "img", content: [{ type: "image_url", image_url: { url: "https://x.example/a.png" } }] }, options)).toHaveLength(1);
     expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
     await new Promise((resolve) => setTimeout(resolve, 0)); // a WeakRef target lives to the end of the job
-    gc();
+    collectGarbage();
     // Not toBeUndefined(): a failure would print the 85 MB buffer.
     expect(old.deref() === undefined, "the replaced memory is still reachable").toBe(true);
   });
   it("keeps no tool result alive through the entries it gave (references are not views of the text)", () => {
-    setFlagsFromString("--expose-gc");
-    const gc = runInNewContext("gc") as () => void;
-    const heap = () => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
     const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
-    const before = heap();
+    const before = heapAfterGc();
     // 40 results of 1 MiB, each naming one file (a lone surrogate in some, which a copy must keep).
     const entries = Array.from({ length: 40 }, (_, i) => {
       const name = i % 2 ? `/mnt/user-data/run-${i}/out.csv` : `/mnt/user-data/run-${i}/\ud800.csv`;
       return extractArtifacts({ type: "tool", tool_call_id: `c${i}`, content: `${String(i).padEnd(1 << 20, ".")} wrote ${name} ok` }, options)[0]!;
     });
-    const held = heap() - before;
+    const held = heapAfterGc() - before;
     expect(entries.map((e) => e.real_ref)).toEqual(entries.map((_, i) => (i % 2 ? `/mnt/user-data/run-${i}/out.csv` : `/mnt/user-data/run-${i}/\ud800.csv`)));
     expect(entries[0]!.display_name).toBe("\ud800.csv");
     // 40 MiB if each entry kept its result; the entries themselves take a few KB.

@@ -1,8 +1,6 @@
 // One capture round at a time: the capture hook called with a state object,
 // so each DESIGN §5 rule is checked against exact updates. Real agents are in
 // the sibling capture*.test.ts files.
-import { runInNewContext } from "node:vm";
-import { setFlagsFromString } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware, type CaptureUpdate } from "../../src/middleware/capture.js";
@@ -11,6 +9,7 @@ import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
 import { extractArtifacts } from "../../src/extract.js";
 import { mergeProcessed, mergeToolArtifacts } from "../../src/registry.js";
 import type { ArtifactEntry, ArtifactUpdate } from "../../src/types.js";
+import { heapAfterGc } from "../support/heap.js";
 
 const THREAD = "thread-round";
 
@@ -483,22 +482,16 @@ describe("capture round: memory", () => {
     // A WeakRef keeps its target alive to the end of the job that made or
     // read it: a run whose model and tools never wait (a local model, tests)
     // is one job, so a WeakRef per round would hold every round's list.
-    setFlagsFromString("--expose-gc");
-    const gc = runInNewContext("gc") as () => void;
-    const heap = () => {
-      gc();
-      return process.memoryUsage().heapUsed;
-    };
     const hook = capture();
     const rounds = 2000;
     let s = state([]);
-    const before = heap();
+    const before = heapAfterGc();
     for (let n = 0; n < rounds; n++) {
       // A new list each round, as the messages reducer makes.
       const messages = [...s.messages, ai(`ai-${n}`, [call(`c${n}`, {})]), result(`tool-${n}`, `c${n}`, `wrote /mnt/user-data/f${n}.txt`)];
       s = apply({ ...s, messages }, hook({ ...s, messages }, run));
     }
-    const grown = heap() - before;
+    const grown = heapAfterGc() - before;
     expect(s.tool_artifact_processed.length).toBe(2 * rounds);
     // The lists of 2, 4, ..., 4000 messages together are 32 MB of pointers;
     // the last one, its messages and what capture keeps are a few MB.
