@@ -114,7 +114,12 @@ function stdoutWriter(): ArchiveWriter {
         // Node's stream for a file writes once and takes a short write (a
         // disk that filled, a file-size limit) for all of it: the rest would
         // be lost with exit status 0. Writing again gives the error.
-        for (let at = 0; at < bytes.byteLength; ) at += writeSync(1, bytes, at);
+        for (let at = 0; at < bytes.byteLength; ) {
+          const n = writeSync(1, bytes, at);
+          // A device that takes nothing without an error would spin here for good.
+          if (n === 0) throw new OutputError("the output took no bytes");
+          at += n;
+        }
       } catch (err) {
         throw failure(err as NodeJS.ErrnoException);
       }
@@ -198,7 +203,7 @@ function printStats(s: ArchiveSummary, threads: number, { stoppedEarly = false, 
   // A short archive starts no worker: say how much the workers took.
   const shared = threads > 1 ? `, ${s.workerChunks} of ${s.chunks} chunks on workers${poolLost ? "; a worker could not start" : ""}` : "";
   process.stderr.write(
-    (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that, bad lines of all reported\n" : "") +
+    (stoppedEarly ? "stopped early: the output was closed; counts are of the chunks written whole before that; bad lines: every one reported\n" : "") +
       `lines ${s.lines}, entries ${s.entries}, bad lines ${s.failed}, other messages ${s.skipped}, rejected payloads ${s.rejected}\n` +
       `${mb(s.bytesRead)} MB in ${(s.elapsedMs / 1000).toFixed(2)} s: ${rate(s.bytesRead, s.elapsedMs)} MB/s (${threads} thread${threads === 1 ? "" : "s"}${shared})\n`,
   );
@@ -240,7 +245,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   const threads = scanThreads(flags.threads, source.size);
   const pool = archivePool(threads);
   const write = stdoutWriter();
-  // Counted here too: a scan that ends early (`| head`) returns no summary.
+  // Failed lines, counted here too: a scan that ends early (`| head`) returns no summary.
   let failed = 0;
   // The counts so far, for --stats when the scan ends early.
   let latest: ArchiveSummary = EMPTY_SUMMARY;
@@ -256,8 +261,8 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
       detectRefsInText: flags.text,
       sandboxPrefixes: flags.sandboxPrefix,
       defaultThreadId: flags.threadId,
-      onFailure: (f) => {
-        failed++;
+      onFailure: (f, lines) => {
+        failed += lines;
         progress?.clear();
         process.stderr.write(`${source.name}:${f.line}: ${printable(f.reason)}\n`);
       },
@@ -278,7 +283,8 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     progress?.clear();
     if ((err as NodeJS.ErrnoException).code === "EPIPE") {
       // A chunk's bad lines are reported before its entries are written: a
-      // chunk cut off by the close has reported its own, which count too.
+      // chunk cut off by the close has reported its own, which count too
+      // (`failed` counts lines, as the summary does).
       if (flags.stats) printStats({ ...latest, failed }, threads, { stoppedEarly: true, poolLost });
       return failed > 0 ? EXIT_FAILED_LINES : 0;
     }

@@ -51,6 +51,7 @@ async function run(input: AsyncIterable<Uint8Array>, options: Partial<ArchiveOpt
   const source = streamSource(input);
   const out: Buffer[] = [];
   const failures: LineFailure[] = [];
+  let failedLines = 0;
   const held: Promise<void>[] = [];
   const summary = await scanArchive(
     source,
@@ -65,10 +66,18 @@ async function run(input: AsyncIterable<Uint8Array>, options: Partial<ArchiveOpt
       held.push(new Promise((resume) => setTimeout(() => resume(take()), 1 + (slot % 4))));
       if (slot % 2) await new Promise((resume) => setTimeout(resume, 1));
     },
-    { format: "jsonl", createdAt: CREATED_AT, onFailure: (f) => failures.push(f), ...options },
+    {
+      format: "jsonl",
+      createdAt: CREATED_AT,
+      onFailure: (f, lines) => {
+        failures.push(f);
+        failedLines += lines;
+      },
+      ...options,
+    },
   );
   await Promise.all(held);
-  return { output: Buffer.concat(out).toString("utf8"), failures, summary };
+  return { output: Buffer.concat(out).toString("utf8"), failures, failedLines, summary };
 }
 
 describe("scanArchive", () => {
@@ -265,6 +274,8 @@ describe("scanArchive", () => {
       expect(r.output).not.toContain(`"tool_call_id":"c${first + 1}"`);
       expect(r.summary.lines).toBe(3000);
       expect(r.summary.failed).toBe(last - first + 1 + bad.filter((n) => n < first || n > last).length);
+      // Each report says how many lines it stands for (what the CLI counts when the output closes early).
+      expect(r.failedLines).toBe(r.summary.failed);
     } finally {
       await crashing.close();
     }

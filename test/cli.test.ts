@@ -436,7 +436,7 @@ describe("tool-artifacts scan", () => {
     // --stats still reports, and says the counts stop where the output did.
     const stats = run(good, "--stats");
     expect(stats.stdout.trim()).toBe("0");
-    const counted = /^stopped early: the output was closed; counts are of the chunks written whole before that, bad lines of all reported\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
+    const counted = /^stopped early: the output was closed; counts are of the chunks written whole before that; bad lines: every one reported\nlines (\d+), entries (\d+), bad lines 0, other messages (\d+), rejected payloads 0\n[\d.]+ MB in [\d.]+ s: [\d.-]+ MB\/s \(\d+ threads?(, \d+ of \d+ chunks on workers)?\)\n$/.exec(stats.stderr);
     expect(counted, stats.stderr).not.toBeNull();
     const [scanned, entries] = [Number(counted![1]), Number(counted![2])];
     expect(scanned).toBeLessThan(15_000);

@@ -59,7 +59,8 @@ export interface ArchiveOptions extends LineScanOptions {
    * scanned). Default 256 MiB.
    */
   maxLineBytes?: number;
-  onFailure(failure: LineFailure): void;
+  /** A failed line, or (`lines` > 1) the lines of a chunk whose worker died, in one report. */
+  onFailure(failure: LineFailure, lines: number): void;
   /** After each chunk is written: the counts so far (a summary of what has been written). */
   onProgress?(progress: ArchiveSummary): void;
   /**
@@ -263,7 +264,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
 
   const fail = (failure: LineFailure, lines = 1) => {
     summary.failed += lines;
-    onFailure(failure);
+    onFailure(failure, lines);
   };
 
   /** Scan the first `bytes` of `input` here, in the same packed form a worker returns; the buffer goes back to the pool. */
