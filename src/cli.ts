@@ -212,23 +212,23 @@ function printStats(s: ArchiveSummary, threads: number, { stoppedEarly = false, 
 const EMPTY_SUMMARY: ArchiveSummary = { bytesRead: 0, entries: 0, lines: 0, elapsedMs: 0, failed: 0, rejected: 0, skipped: 0, chunks: 0, workerChunks: 0 };
 
 /**
- * Until the scan returns, a signal that ends the process (Ctrl-C, `timeout`)
- * first takes the progress line away, so the shell prompt does not land
- * after a half-drawn bar; then the signal is raised again with no handler,
- * so the process ends by it as it would have.
+ * A signal that ends the process (Ctrl-C, `timeout`) first takes the
+ * progress line away, so the shell prompt does not land after a half-drawn
+ * bar; then the signal is raised again with no handler, so the process ends
+ * by it as it would have. The handlers are never taken off: a signal that
+ * came while this thread was busy (scanning the last chunk) is handled only
+ * when the event loop next polls, after the scan has returned, and would be
+ * lost with them (the scan then ended with status 0). They keep no process
+ * alive (Node's signal handles do not hold the event loop).
  */
-function clearOnSignal(progress: { clear(): void }): () => void {
+function clearOnSignal(progress: { clear(): void }): void {
   const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
   const handler = (signal: NodeJS.Signals) => {
-    stop();
+    for (const other of signals) process.off(other, handler);
     progress.clear();
     process.kill(process.pid, signal);
   };
-  const stop = () => {
-    for (const signal of signals) process.off(signal, handler);
-  };
   for (const signal of signals) process.once(signal, handler);
-  return stop;
 }
 
 async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
@@ -250,7 +250,7 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
   // The counts so far, for --stats when the scan ends early.
   let latest: ArchiveSummary = EMPTY_SUMMARY;
   let poolLost = false;
-  const stopClearing = progress && clearOnSignal(progress);
+  if (progress) clearOnSignal(progress);
   try {
     if (flags.format === "table") await write(Buffer.from(TABLE_HEADER), () => {});
     const summary = await scanArchive(source.source, write, {
@@ -298,14 +298,6 @@ async function scanCommand(file: string, flags: ScanFlags): Promise<number> {
     }
     throw err;
   } finally {
-    if (stopClearing) {
-      // A signal that came while this thread was busy (scanning the last
-      // chunk) waits for the event loop's next poll, which comes between two
-      // turns' immediates: without its handler then, it would be lost and
-      // the scan would end with status 0.
-      await new Promise((turned) => setImmediate(() => setImmediate(turned)));
-      stopClearing();
-    }
     await Promise.all([pool?.close(), source.close()]);
   }
 }
