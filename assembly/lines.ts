@@ -68,13 +68,13 @@ const WORDS = memory.data<u8>([
   110, 97, 109, 101, 34, 58, 44, 34, 114, 101, 97, 108, 95, 114, 101, 102, 34, 58, 44, 34, 109, 105, 109, 101,
   95, 116, 121, 112, 101, 34, 58, 44, 34, 99, 114, 101, 97, 116, 101, 100, 95, 97, 116, 34, 58, 125, 10, 99,
   111, 110, 115, 116, 114, 117, 99, 116, 111, 114, 84, 111, 111, 108, 77, 101, 115, 115, 97, 103, 101, 84, 111, 111,
-  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107, 114, 101, 115, 111, 117, 114, 99, 101, 109, 101, 116, 97,
-  100, 97, 116, 97,
+  108, 77, 101, 115, 115, 97, 103, 101, 67, 104, 117, 110, 107, 114, 101, 115, 111, 117, 114, 99, 101, 109, 101, 116,
+  97, 100, 97, 116, 97, 97, 100, 100, 105, 116, 105, 111, 110, 97, 108, 95, 107, 119, 97, 114, 103, 115,
 ]);
-const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429, 445, 453]);
-const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16, 8, 8]);
+const WORD_AT = memory.data<u16>([0, 9, 16, 28, 30, 38, 48, 57, 61, 63, 67, 73, 80, 88, 94, 98, 101, 109, 118, 129, 135, 144, 161, 165, 461, 183, 187, 192, 196, 201, 205, 227, 234, 252, 266, 282, 297, 315, 349, 366, 378, 391, 405, 407, 418, 429, 445, 453]);
+const WORD_LEN = memory.data<u8>([9, 7, 12, 2, 8, 10, 9, 4, 2, 4, 6, 7, 8, 6, 4, 3, 8, 9, 11, 6, 9, 17, 4, 18, 17, 4, 5, 4, 5, 4, 22, 7, 18, 14, 16, 15, 18, 34, 17, 12, 13, 14, 2, 11, 11, 16, 8, 8]);
 
-// Keys (ids 0..23, one bit each in a key set).
+// Keys (ids 0..24, one bit each in a key set).
 const K_THREAD_ID: u32 = 0;
 const K_MESSAGE: u32 = 1;
 const K_TOOL_CALL_ID: u32 = 2;
@@ -99,31 +99,32 @@ const K_IMAGE_URL: u32 = 20;
 const K_STRUCTURED: u32 = 21; // structuredContent
 const K_DATA: u32 = 22;
 const K_STRUCTURED_CONTENT: u32 = 23;
-const KEY_COUNT: u32 = 24;
+const K_ADDITIONAL_KWARGS: u32 = 24;
+const KEY_COUNT: u32 = 25;
 // Values and output pieces.
-const W_TOOL: u32 = 24;
-const W_ERROR: u32 = 25;
-const W_FILE: u32 = 26;
-const W_IMAGE: u32 = 27;
-const W_TASK: u32 = 28;
-const W_MCP: u32 = 29;
-const W_UNKNOWN: u32 = 30;
-const W_STRUCTURED_RESULT: u32 = 31;
-const W_HEAD: u32 = 32; // {"thread_id":"
-const W_HANDLE: u32 = 33; // ","handle":"art_
-const W_TOOL_NAME: u32 = 34;
-const W_TOOL_CALL: u32 = 35;
-const W_TYPE: u32 = 36; // ","call_index":0,"artifact_type":"
-const W_DISPLAY: u32 = 37;
-const W_REF: u32 = 38;
-const W_MIME: u32 = 39;
-const W_CREATED: u32 = 40;
-const W_END: u32 = 41; // }\n
-const W_CONSTRUCTOR: u32 = 42;
-const W_TOOL_MESSAGE: u32 = 43;
-const W_TOOL_MESSAGE_CHUNK: u32 = 44;
-const W_RESOURCE: u32 = 45;
-const W_METADATA: u32 = 46;
+const W_TOOL: u32 = 25;
+const W_ERROR: u32 = 26;
+const W_FILE: u32 = 27;
+const W_IMAGE: u32 = 28;
+const W_TASK: u32 = 29;
+const W_MCP: u32 = 30;
+const W_UNKNOWN: u32 = 31;
+const W_STRUCTURED_RESULT: u32 = 32;
+const W_HEAD: u32 = 33; // {"thread_id":"
+const W_HANDLE: u32 = 34; // ","handle":"art_
+const W_TOOL_NAME: u32 = 35;
+const W_TOOL_CALL: u32 = 36;
+const W_TYPE: u32 = 37; // ","call_index":0,"artifact_type":"
+const W_DISPLAY: u32 = 38;
+const W_REF: u32 = 39;
+const W_MIME: u32 = 40;
+const W_CREATED: u32 = 41;
+const W_END: u32 = 42; // }\n
+const W_CONSTRUCTOR: u32 = 43;
+const W_TOOL_MESSAGE: u32 = 44;
+const W_TOOL_MESSAGE_CHUNK: u32 = 45;
+const W_RESOURCE: u32 = 46;
+const W_METADATA: u32 = 47;
 
 @inline function wordAt(w: u32): usize {
   return WORDS + <usize>load<u16>(WORD_AT + (<usize>w << 1));
@@ -137,7 +138,7 @@ const W_METADATA: u32 = 46;
 }
 // The keys read in each kind of object. The top level of a line may be the
 // message itself, so it reads the message's keys too.
-const MESSAGE_KEYS: u32 = bit(K_TYPE) | bit(K_ID) | bit(K_NAME) | bit(K_TOOL_CALL_ID) | bit(K_STATUS) | bit(K_CONTENT) | bit(K_ARTIFACT) | bit(K_LC) | bit(K_KWARGS) | bit(K_DATA);
+const MESSAGE_KEYS: u32 = bit(K_TYPE) | bit(K_ID) | bit(K_NAME) | bit(K_TOOL_CALL_ID) | bit(K_STATUS) | bit(K_CONTENT) | bit(K_ARTIFACT) | bit(K_LC) | bit(K_KWARGS) | bit(K_DATA) | bit(K_ADDITIONAL_KWARGS);
 const TOP_KEYS: u32 = MESSAGE_KEYS | bit(K_THREAD_ID) | bit(K_MESSAGE) | bit(K_THREADID) | bit(K_CALL_INDEX) | bit(K_CALLINDEX);
 const BLOCK_KEYS: u32 = bit(K_TYPE) | bit(K_TEXT) | bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE) | bit(K_SOURCE_TYPE) | bit(K_SOURCE) | bit(K_IMAGE_URL) | bit(K_STRUCTURED);
 const SOURCE_KEYS: u32 = bit(K_URL) | bit(K_MIMETYPE) | bit(K_MIME_TYPE);
@@ -1258,6 +1259,10 @@ function line(start: usize, end: usize, work: usize): u32 {
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
     if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) return L_SKIPPED;
   } else if (slotKind(K_TOOL_CALL_ID) != V_STRING) return L_SKIPPED;
+  // The answer to a structured response is marked in additional_kwargs
+  // (src/types.ts's STRUCTURED_RESPONSE_MARK) and is no tool's result: a
+  // message whose additional_kwargs hold anything is left to the host.
+  if (slotKind(K_ADDITIONAL_KWARGS) == V_OBJECT && skipSpace(slotStart(K_ADDITIONAL_KWARGS) + 1, slotEnd(K_ADDITIONAL_KWARGS)) != slotEnd(K_ADDITIONAL_KWARGS) - 1) return L_HOST;
   // extractArtifacts
   if (!plainOrAbsent(K_STATUS) || !plainOrAbsent(K_NAME) || !plainOrAbsent(K_TOOL_CALL_ID) || !plainOrAbsent(K_ID)) return L_HOST;
   if (slotKind(K_STATUS) == V_STRING && tokenIs(slotStart(K_STATUS), slotEnd(K_STATUS), W_ERROR)) return L_DONE;

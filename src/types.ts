@@ -184,3 +184,21 @@ export function scanOptionsProblem(detectRefsInText: unknown, sandboxPrefixes: u
   if (detectRefsInText !== undefined && typeof detectRefsInText !== "boolean") return `options.detectRefsInText must be a boolean (got ${typeof detectRefsInText})`;
   return sandboxPrefixes === undefined ? undefined : sandboxPrefixesProblem(sandboxPrefixes);
 }
+
+/**
+ * The `additional_kwargs` key resolution sets, and capture reads, on the
+ * `ToolMessage` langchain writes for a `toolStrategy` response. That message
+ * answers no tool, yet nothing else in it (name, status, content) tells it
+ * from a tool's result, and capture meets it in a later round, maybe in
+ * another process: the mark has to travel with the message through the
+ * checkpoint, and into archives of tool results, which the batch scanners
+ * read (it lives here, without langchain, for their workers).
+ */
+export const STRUCTURED_RESPONSE_MARK = "tool_artifacts_structured_response";
+
+/** Whether `message` is the marked answer to a structured-response call. */
+export function isStructuredResponseMessage(message: unknown): boolean {
+  const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null | undefined)?.additional_kwargs;
+  return kwargs?.[STRUCTURED_RESPONSE_MARK] === true;
+}
+

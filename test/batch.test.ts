@@ -11,7 +11,7 @@ import { decodeEntries, encodeEntries, packLineResult, packRecords, unpackLineRe
 import type { ScanResult, ScanTask } from "../src/batch/protocol.js";
 import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/scan.js";
 import { extractArtifacts } from "../src/extract.js";
-import type { ArtifactEntry } from "../src/types.js";
+import { STRUCTURED_RESPONSE_MARK, type ArtifactEntry } from "../src/types.js";
 import { heldWorker, recordsTask, until } from "./support/pool.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -212,6 +212,53 @@ describe("scanBatch", () => {
     const bare = await scanBatch([{ threadId: "t", message: { content: "/mnt/user-data/bare.csv" } }]);
     expect(bare.skipped).toEqual([]);
     expect(bare.entries[0]!.map((e) => e.real_ref)).toEqual(["/mnt/user-data/bare.csv"]);
+  });
+
+  it("skips the marked answer to a structured response, as capture does: in items and in archive lines of every shape, on each path", async () => {
+    // What resolution leaves in the state for a toolStrategy response (test/middleware/structured-output.test.ts makes one in an agent).
+    const answer = new ToolMessage({ id: "extract-1", tool_call_id: "call-s", name: "Report", content: "Returning structured response: {\"file\":\"/mnt/user-data/final.csv\"}", additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: true } });
+    const plain = { type: "tool", id: "extract-2", tool_call_id: "call-t", content: "see /mnt/user-data/plain.csv", additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: true } };
+    const stored = { type: "tool", data: { id: "extract-3", tool_call_id: "call-u", content: "see /mnt/user-data/stored.csv", additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: true } } };
+    // Beside each: a tool's result, and one whose mark is not `true` (read as usual).
+    const result = { type: "tool", id: "r-1", tool_call_id: "call-r", content: "wrote /mnt/user-data/a.csv" };
+    const unmarked = { ...plain, id: "r-2", tool_call_id: "call-v", additional_kwargs: { [STRUCTURED_RESPONSE_MARK]: "true" } };
+    const messages = [answer, result, plain, stored, unmarked];
+    for (const poolThreshold of [Infinity, 0]) {
+      const batch = await scanBatch(
+        messages.map((message) => ({ threadId: "t", message })),
+        { pool, createdAt: CREATED_AT, poolThreshold },
+      );
+      expect(batch.skipped).toEqual([0, 2, 3]);
+      expect(batch.entries.map((found) => found.map((e) => e.real_ref))).toEqual([[], ["/mnt/user-data/a.csv"], [], [], ["/mnt/user-data/plain.csv"]]);
+    }
+    // Lines: serialized (JSON.stringify of the instance), wrapped and flat; the
+    // engine's pass and the TypeScript path give the same.
+    const lines = [
+      JSON.stringify({ thread_id: "t", message: answer }),
+      JSON.stringify({ thread_id: "t", ...JSON.parse(JSON.stringify(answer)) }),
+      JSON.stringify({ thread_id: "t", message: result }),
+      JSON.stringify({ thread_id: "t", message: plain }),
+      JSON.stringify({ thread_id: "t", ...plain }),
+      JSON.stringify({ thread_id: "t", message: stored }),
+      JSON.stringify({ thread_id: "t", message: unmarked }),
+    ].join("\n") + "\n";
+    const options = { format: "jsonl" as const, createdAt: CREATED_AT };
+    for (const scan of [scanLinesPacked, scanLinesPackedJs]) {
+      const archive = unpackLineResult(scan(new TextEncoder().encode(lines), options));
+      const refs = Buffer.from(archive.output).toString("utf8").split("\n").filter(Boolean).map((line) => (JSON.parse(line) as ArtifactEntry).real_ref);
+      expect(refs).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/plain.csv"]);
+      expect(archive.skipped).toBe(5);
+      expect(archive.failures).toEqual([]);
+    }
+    // Lines whose additional_kwargs hold something (and the stored form, as
+    // ever) leave the engine's pass; a serialized result has them empty, and
+    // the engine takes it.
+    const ordinary = JSON.stringify({ thread_id: "t", message: new ToolMessage({ id: "r-3", tool_call_id: "call-w", content: "wrote /mnt/user-data/b.csv" }) }) + "\n";
+    expect(ordinary).toContain('"additional_kwargs":{}');
+    const stats = { engineLines: 0, jsLines: 0 };
+    const taken = unpackLineResult(scanLinesPacked(new TextEncoder().encode(ordinary + lines), options, { stats }));
+    expect(taken.entries).toBe(3);
+    expect(stats).toEqual({ engineLines: 2, jsLines: 6 }); // the two results without marks, and the rest
   });
 
   it("tells a result from another kind of message as archive lines are told apart: the serialized class before its kwargs' type, a tool_call_id before a role", async () => {

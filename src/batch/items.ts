@@ -7,7 +7,7 @@
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
 import { read } from "../extract.js";
-import { isIndex, nearMiss, sameKey } from "../types.js";
+import { isIndex, nearMiss, sameKey, STRUCTURED_RESPONSE_MARK } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -27,6 +27,8 @@ export interface PlainToolMessage {
   status?: string;
   content?: unknown;
   artifact?: unknown;
+  /** The marked answer to a structured-response call (see STRUCTURED_RESPONSE_MARK): no tool's result. */
+  structuredResponse?: true;
 }
 
 type Json = Record<string, unknown>;
@@ -71,11 +73,24 @@ function kindOf(message: Json, readRole: boolean, cls = serializedClass(message)
   return typeof role === "string" ? role : undefined;
 }
 
+/** Where a message (any accepted shape) keeps its fields: a serialized one's kwargs, a stored one's data. */
+function fieldsOf(message: Json, cls = serializedClass(message), stored = cls === undefined ? storedData(message) : undefined): Json {
+  return cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
+}
+
+/**
+ * Whether a message's fields carry the structured-response mark, which
+ * capture honours: a throwing getter is no mark, as extraction reads it.
+ */
+function isMarked(fields: Json): boolean {
+  return read(read(fields, "additional_kwargs"), STRUCTURED_RESPONSE_MARK) === true;
+}
+
 /** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
 function plainToolMessage(message: Json): PlainToolMessage {
   const cls = serializedClass(message);
   const stored = cls === undefined ? storedData(message) : undefined;
-  const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
+  const source = fieldsOf(message, cls, stored);
   const plain: PlainToolMessage = {};
   const type = kindOf(message, true, cls, stored);
   if (type !== undefined) plain.type = type;
@@ -85,6 +100,7 @@ function plainToolMessage(message: Json): PlainToolMessage {
     const value = read(source, key);
     if (value !== undefined) (plain as Json)[key] = value;
   }
+  if (isMarked(source)) plain.structuredResponse = true;
   return plain;
 }
 
@@ -99,10 +115,12 @@ export function toolCallIdOf(message: object): unknown {
 
 /**
  * Whether a reduced message says it is another kind of message (AI, human,
- * system, …), not a tool result. One that says nothing (no type) is taken as
- * a tool result, as extractArtifacts takes it.
+ * system, …), not a tool result, or is the marked answer to a structured
+ * response, which capture does not read either. One that says nothing (no
+ * type) is taken as a tool result, as extractArtifacts takes it.
  */
-export const isOtherMessage = (message: PlainToolMessage): boolean => typeof message.type === "string" && message.type !== "tool";
+export const isOtherMessage = (message: PlainToolMessage): boolean =>
+  (typeof message.type === "string" && message.type !== "tool") || message.structuredResponse === true;
 
 export interface NormalizedItem {
   threadId: string;
@@ -177,7 +195,8 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
-  if (kindOf(message, false) !== "tool") return undefined;
+  // Another kind of message, or the answer to a structured response, which capture skips too.
+  if (kindOf(message, false) !== "tool" || isMarked(fieldsOf(message))) return undefined;
   // A null call_index counts as absent, as it always has.
   const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;

@@ -20,8 +20,7 @@ import { extractArtifacts, occurrenceIdOf } from "../extract.js";
 import { argumentHandles, isArgumentsObject } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
-import type { ArtifactEntry, ArtifactUpdate } from "../types.js";
-import { isStructuredResponseMessage } from "./structured.js";
+import { isStructuredResponseMessage, type ArtifactEntry, type ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
 interface CaptureState {

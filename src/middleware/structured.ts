@@ -11,16 +11,7 @@
  * shape passes untouched.
  */
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
-
-/**
- * The `additional_kwargs` key resolution sets, and capture reads, on the
- * `ToolMessage` langchain writes for a `toolStrategy` response. That message
- * answers no tool, yet nothing else in it (name, status, content) tells it
- * from a tool's result, and capture meets it in a later round, maybe in
- * another process: the mark has to travel with the message through the
- * checkpoint.
- */
-export const STRUCTURED_RESPONSE_MARK = "tool_artifacts_structured_response";
+import { isStructuredResponseMessage, STRUCTURED_RESPONSE_MARK } from "../types.js";
 
 /** A model call's result that carries a structured response. */
 export interface StructuredModelResult {
@@ -32,12 +23,6 @@ export function structuredResultOf(result: unknown): StructuredModelResult | nul
   if (typeof result !== "object" || result === null || !("structuredResponse" in result)) return null;
   const messages = (result as { messages?: unknown }).messages;
   return Array.isArray(messages) ? (result as StructuredModelResult) : null;
-}
-
-/** Whether `message` is the marked answer to a structured-response call. */
-export function isStructuredResponseMessage(message: unknown): boolean {
-  const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null | undefined)?.additional_kwargs;
-  return kwargs?.[STRUCTURED_RESPONSE_MARK] === true;
 }
 
 /**

@@ -11,7 +11,8 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { z } from "zod";
 import { extractArtifacts } from "../../src/extract.js";
 import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
-import { isStructuredResponseMessage, markStructuredResponse, STRUCTURED_RESPONSE_MARK } from "../../src/middleware/structured.js";
+import { markStructuredResponse } from "../../src/middleware/structured.js";
+import { isStructuredResponseMessage, STRUCTURED_RESPONSE_MARK } from "../../src/types.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
 import type { ToolArtifactsConfigInput } from "../../src/config.js";
 import { ScriptedChatModel, type ScriptedReply } from "../../src/testing/scripted-model.js";
