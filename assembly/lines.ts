@@ -19,7 +19,8 @@
 // twice (JSON.parse keeps the last); ids, names, types or URLs with escapes;
 // string content that may be JSON (the JSON block rule); texts that may be
 // JSON (the mirror and JSON text rules); blocks with structuredContent, and image_url
-// blocks; texts with lone surrogate escapes; payloads with escaped, duplicate
+// blocks; messages whose additional_kwargs hold anything (a structured
+// response's mark, src/types.ts); texts with lone surrogate escapes; payloads with escaped, duplicate
 // or integer-like keys (JSON.parse reorders those), or, when they become a
 // `data` entry, with escapes or numbers JSON.stringify would write differently;
 // payload references with escapes. And past the kernel's limits: nesting

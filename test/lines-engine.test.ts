@@ -15,6 +15,7 @@ import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
 import { generateHandle } from "../src/engine/hash.js";
 import { engine } from "../src/engine/wasm.js";
+import { STRUCTURED_RESPONSE_MARK } from "../src/types.js";
 
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
 const SEEDS = 200;
@@ -305,6 +306,9 @@ function toolMessage(r: Rng, happy: boolean, n: number): Record<string, unknown>
   else if (c === 5) m.content = `[${prose(r, false)}]`; // looks like JSON, is not
   else m.content = prose(r, false);
   if (where === 3) m.artifact = r.pick<unknown>([[], [{ type: "mcp_structured_content", data: null }], { structured_content: null }, "artifact", 5]);
+  // Empty as LangChain serializes them (the engine reads on), or holding a
+  // structured response's mark or anything else (left to the TypeScript path).
+  if (r.chance(0.3)) m.additional_kwargs = happy ? {} : r.pick<unknown>([{}, { [STRUCTURED_RESPONSE_MARK]: true }, { [STRUCTURED_RESPONSE_MARK]: "true" }, { other: 1 }, null, "x"]);
   return m;
 }
 
