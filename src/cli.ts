@@ -117,7 +117,7 @@ function stdoutWriter(): ArchiveWriter {
         for (let at = 0; at < bytes.byteLength; ) {
           const n = writeSync(1, bytes, at);
           // A device that takes nothing without an error would spin here for good.
-          if (n === 0) throw new OutputError("the output took no bytes");
+          if (n === 0) throw new Error("the output took no bytes");
           at += n;
         }
       } catch (err) {

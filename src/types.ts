@@ -196,9 +196,17 @@ export function scanOptionsProblem(detectRefsInText: unknown, sandboxPrefixes: u
  */
 export const STRUCTURED_RESPONSE_MARK = "tool_artifacts_structured_response";
 
-/** Whether `message` is the marked answer to a structured-response call. */
+/**
+ * Whether `message` (or a serialized or stored message's fields) is the
+ * marked answer to a structured-response call. A getter that throws is no
+ * mark, as extraction reads a field that throws as not given.
+ */
 export function isStructuredResponseMessage(message: unknown): boolean {
-  const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null | undefined)?.additional_kwargs;
-  return kwargs?.[STRUCTURED_RESPONSE_MARK] === true;
+  try {
+    const kwargs = (message as { additional_kwargs?: Record<string, unknown> } | null | undefined)?.additional_kwargs;
+    return kwargs?.[STRUCTURED_RESPONSE_MARK] === true;
+  } catch {
+    return false;
+  }
 }
 

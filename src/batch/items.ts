@@ -7,7 +7,7 @@
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
 import { read } from "../extract.js";
-import { isIndex, nearMiss, sameKey, STRUCTURED_RESPONSE_MARK } from "../types.js";
+import { isIndex, isStructuredResponseMessage, nearMiss, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -73,24 +73,11 @@ function kindOf(message: Json, readRole: boolean, cls = serializedClass(message)
   return typeof role === "string" ? role : undefined;
 }
 
-/** Where a message (any accepted shape) keeps its fields: a serialized one's kwargs, a stored one's data. */
-function fieldsOf(message: Json, cls = serializedClass(message), stored = cls === undefined ? storedData(message) : undefined): Json {
-  return cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
-}
-
-/**
- * Whether a message's fields carry the structured-response mark, which
- * capture honours: a throwing getter is no mark, as extraction reads it.
- */
-function isMarked(fields: Json): boolean {
-  return read(read(fields, "additional_kwargs"), STRUCTURED_RESPONSE_MARK) === true;
-}
-
 /** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
 function plainToolMessage(message: Json): PlainToolMessage {
   const cls = serializedClass(message);
   const stored = cls === undefined ? storedData(message) : undefined;
-  const source = fieldsOf(message, cls, stored);
+  const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
   const plain: PlainToolMessage = {};
   const type = kindOf(message, true, cls, stored);
   if (type !== undefined) plain.type = type;
@@ -100,7 +87,7 @@ function plainToolMessage(message: Json): PlainToolMessage {
     const value = read(source, key);
     if (value !== undefined) (plain as Json)[key] = value;
   }
-  if (isMarked(source)) plain.structuredResponse = true;
+  if (isStructuredResponseMessage(source)) plain.structuredResponse = true;
   return plain;
 }
 
@@ -195,8 +182,7 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
-  // Another kind of message, or the answer to a structured response, which capture skips too.
-  if (kindOf(message, false) !== "tool" || isMarked(fieldsOf(message))) return undefined;
+  if (kindOf(message, false) !== "tool") return undefined;
   // A null call_index counts as absent, as it always has.
   const key = value.call_index != null ? "call_index" : "callIndex";
   const callIndex = value.call_index ?? value.callIndex;

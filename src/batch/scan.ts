@@ -7,7 +7,7 @@ import { extractArtifacts, occurrenceIdOf, type ExtractOptions } from "../extrac
 import { isIndex, scanOptionsProblem, timestampProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
-import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
+import { isOtherMessage, itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import type { LineScanOptions, ScanOptions } from "./options.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 import { scanLinesInEngine } from "../engine/lines.js";
@@ -116,14 +116,16 @@ function scanLine(buf: Buffer, start: number, end: number, line: number, options
   }
   try {
     const item = itemFromLine(value, options.defaultThreadId);
-    if (item === undefined) {
+    // Another kind of message, or (known once reduced) the marked answer to a structured response.
+    const normalized = item && normalizeItem(item);
+    if (normalized === undefined || isOtherMessage(normalized.message)) {
       result.skipped++;
       return;
     }
-    probe?.(item.threadId);
-    const found = scanNormalized(lineIndexed(normalizeItem(item), (options.firstLine ?? 1) - 1 + line), options, acc.onRejectedPayload);
+    probe?.(normalized.threadId);
+    const found = scanNormalized(lineIndexed(normalized, (options.firstLine ?? 1) - 1 + line), options, acc.onRejectedPayload);
     result.entries += found.length;
-    formatEntries(item.threadId, found, options.format, acc.output);
+    formatEntries(normalized.threadId, found, options.format, acc.output);
   } catch (err) {
     result.failures.push({ line, reason: errorMessage(err) });
   }
