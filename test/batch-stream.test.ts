@@ -792,4 +792,32 @@ describe("scanArchive with alsoScanHere: the early worker's size threshold", () 
     expect(runSpy).not.toHaveBeenCalled();
     runSpy.mockRestore();
   });
+
+  it("a live source cut into more than four small chunks by its pauses starts no worker", async () => {
+    // Six lines, each followed by a pause longer than IDLE_FLUSH_MS: six
+    // chunks of one line each, far below four chunks' worth of bytes.
+    const startSpy = vi.spyOn(pool, "workerStarted");
+    const runSpy = vi.spyOn(pool, "run");
+    async function* input() {
+      for (let n = 0; n < 6; n++) {
+        yield Buffer.from(`{"thread_id":"t","message":{"tool_call_id":"c${n}","content":"/mnt/user-data/live-${n}.txt"}}\n`);
+        await sleep(250);
+      }
+    }
+    let writes = 0;
+    const summary = await scanArchive(
+      streamSource(input()),
+      (_bytes, done) => {
+        writes++;
+        done();
+      },
+      { format: "jsonl", createdAt: CREATED_AT, onFailure() {}, pool, alsoScanHere: true, chunkBytes: 4096 },
+    );
+    expect(summary.entries).toBe(6);
+    expect(writes).toBe(6); // each line was written at its pause: six chunks
+    expect(startSpy).not.toHaveBeenCalled();
+    expect(runSpy).not.toHaveBeenCalled();
+    startSpy.mockRestore();
+    runSpy.mockRestore();
+  });
 });

@@ -35,10 +35,10 @@ export interface ArchiveOptions extends LineScanOptions {
   /**
    * With a pool, the calling thread scans too: every chunk until the first
    * worker has started, then each chunk that finds two already queued or
-   * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks
-   * have been read (unless `sizeHint` says there will be more), and should
-   * one fail to start, this thread scans the rest of the archive (see
-   * `onPoolUnavailable`). For a thread with nothing else to do (the CLI's):
+   * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks'
+   * worth of bytes have been read (unless `sizeHint` says there will be
+   * more), and should one fail to start, this thread scans the rest of the
+   * archive (see `onPoolUnavailable`). For a thread with nothing else to do (the CLI's):
    * each chunk it scans blocks its event loop for the time of one scan.
    * Default false: with a pool, this thread only reads, hands out and
    * writes.
@@ -180,10 +180,11 @@ const IDLE_FLUSH_MS = 100;
 const MAX_HOLD_MS = 1000;
 const DEFAULT_MAX_LINE_BYTES = 256 << 20;
 /**
- * Scanning here too, a worker is started only once this many chunks have
- * been read. Its start takes time (and CPU, on a small machine) that an
- * archive of a few chunks, scanned here in a few milliseconds each, would
- * only pay for; a large archive gets its worker that few milliseconds later.
+ * Scanning here too, a worker is started only once this many chunks' worth
+ * of bytes have been read (bytes, not chunks: a live log cut by its pauses
+ * gives a chunk of a few lines a second). Its start takes time (and CPU, on
+ * a small machine) that an archive of a few chunks, scanned here in a few
+ * milliseconds each, would only pay for; a large archive gets its worker that few milliseconds later.
  */
 const WORKER_AFTER_CHUNKS = 4;
 /**
@@ -236,7 +237,8 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   // Scanning here too, chunks go to the pool only once a worker has started;
   // until then, or if none can start, this thread takes them all.
   let poolReady = !here;
-  let chunksRead = 0;
+  // Whether a worker is still to be asked for once enough is read (see WORKER_AFTER_CHUNKS).
+  let workerToAsk = false;
   // Lines before the next chunk to submit (a skipped over-long line counts).
   let linesBefore = 0;
   let ended = false;
@@ -257,6 +259,7 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   // A long archive starts its worker before anything is read.
   const early = pool !== undefined && here && (options.sizeHint ?? 0) > WORKER_AFTER_CHUNKS * chunkBytes;
   if (early) void awaitFirstWorker();
+  else workerToAsk = pool !== undefined && here;
   // The scanner (and its engine) is loaded only to scan here, and only once
   // there is something to scan: with a pool alone, this thread only reads,
   // hands out and writes.
@@ -338,7 +341,10 @@ export async function scanArchive(archive: ArchiveSource, write: ArchiveWriter, 
   /** Scan a chunk (the last one when `last`); write what is done, in order, and wait only when too much is in flight. */
   const enqueue = async (input: ArrayBuffer, bytes: number, last = false) => {
     // Past a few chunks, start a worker while this thread goes on scanning.
-    if (pool && here && ++chunksRead === WORKER_AFTER_CHUNKS && !last && !early) void awaitFirstWorker();
+    if (workerToAsk && summary.bytesRead >= WORKER_AFTER_CHUNKS * chunkBytes) {
+      workerToAsk = false;
+      if (!last) void awaitFirstWorker();
+    }
     if (here) local ??= await import("./scan.js");
     submit(input, bytes);
     while (inFlight.length >= maxInFlight || inFlight[0]?.settled) await flushOne();
