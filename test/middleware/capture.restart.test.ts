@@ -6,13 +6,14 @@ import { afterEach, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { createAgent } from "langchain";
+import { createAgent, createMiddleware } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
 import { parseToolArtifactsConfig } from "../../src/config.js";
 import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
 import { orderMiddleware } from "../../src/ordering.js";
+import { toolArtifactsMiddleware, toolArtifactsStateSchema } from "../../src/index.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
@@ -94,4 +95,49 @@ it("captures nothing twice when a new process recreates the graph on the same SQ
   expect(idle.scanned).toEqual([]);
   expect(idle.tool_artifact_processed).toEqual(after.tool_artifact_processed);
   expect(idle.tool_artifacts).toEqual(after.tool_artifacts);
+});
+
+it("keeps a harness's handles when each result gets an id of its own, as README shows: the same in a fresh checkpointer, each result captured once", async () => {
+  // README ("What a handle depends on"): the id goes on a new ToolMessage,
+  // since a message is stored from the fields it was built with; an id only
+  // assigned to the returned message is gone from the checkpoint, and the
+  // reducer's random id at the next run makes it a new result.
+  const resultIds = (form: "new message" | "assigned") =>
+    createMiddleware({
+      name: "result-ids",
+      wrapToolCall: async (request, handler) => {
+        const out = await handler(request);
+        if (!ToolMessage.isInstance(out)) return out;
+        const id = `result-${out.tool_call_id}`;
+        if (form === "assigned") {
+          out.id = id;
+          return out;
+        }
+        return new ToolMessage({ content: out.content, tool_call_id: out.tool_call_id, name: out.name, status: out.status, artifact: out.artifact, id });
+      },
+    });
+  const { tools } = fileTools();
+  /** One episode in a fresh checkpointer: a write, then a second turn after a restart (a fresh saver and agent on the file). */
+  const episode = async (form: "new message" | "assigned") => {
+    const episodeDb = tempSqliteSaver();
+    try {
+      const agentOn = (saver: TempSqliteSaver["saver"], model: ScriptedChatModel) =>
+        createAgent({ model, tools, stateSchema: toolArtifactsStateSchema, checkpointer: saver, middleware: orderMiddleware([resultIds(form), ...toolArtifactsMiddleware()]) });
+      const config = { configurable: { thread_id: THREAD } };
+      const first = agentOn(episodeDb.saver, new ScriptedChatModel([{ tool_calls: [{ id: "w1", name: "write_file", args: { name: "a.txt" } }] }, { content: "done" }]));
+      await first.invoke({ messages: [{ role: "user", content: "write a.txt" }] }, config);
+      const second = agentOn(episodeDb.reopen(), new ScriptedChatModel([{ content: "nothing else" }]));
+      const state = await second.invoke({ messages: [{ role: "user", content: "anything else?" }] }, config);
+      return state.tool_artifacts.map((e) => e.handle);
+    } finally {
+      episodeDb.cleanup();
+    }
+  };
+  const stable = generateHandle(THREAD, "w1", 0, 0, "result-w1");
+  expect(await episode("new message")).toEqual([stable]);
+  expect(await episode("new message")).toEqual([stable]);
+  // The assigned id: captured under it, then again under the reducer's random id.
+  const assigned = await episode("assigned");
+  expect(assigned).toHaveLength(2);
+  expect(assigned[0]).toBe(stable);
 });
