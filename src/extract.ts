@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { displayName, isIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { arrayItems, displayName, isIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -124,10 +124,11 @@ export function read(value: unknown, key: string): unknown {
 }
 
 /** A snapshot of an array's items; undefined for non-arrays and for arrays
- * that cannot be read (revoked proxies, throwing traps, absurd lengths). */
+ * that cannot be read (revoked proxies, throwing traps, absurd lengths).
+ * A long array's holes are left out: its content can claim billions. */
 function items(value: unknown): unknown[] | undefined {
   try {
-    return Array.isArray(value) ? Array.prototype.slice.call(value) : undefined;
+    return Array.isArray(value) ? arrayItems(value) : undefined;
   } catch {
     return undefined;
   }

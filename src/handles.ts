@@ -2,6 +2,7 @@
  * Handles in tool-call arguments (DESIGN §6): finding them in string values
  * at any depth, and replacing them by their references.
  */
+import { arrayItems, heldIndexes } from "./types.js";
 
 /**
  * A handle in text: `` `art_xxxxxxxx` `` (the backticks belong to the match,
@@ -72,7 +73,7 @@ export function findHandles(value: unknown): string[] {
     if (typeof node === "string") collect(node, found);
     else if (typeof node === "object" && node !== null && !seen.has(node)) {
       seen.add(node);
-      const children = Array.isArray(node) ? node : Object.values(node);
+      const children = Array.isArray(node) ? arrayItems(node) : Object.values(node);
       for (let i = children.length - 1; i >= 0; i--) {
         const child = children[i];
         if (typeof child === "string" || (typeof child === "object" && child !== null)) stack.push(child);
@@ -91,17 +92,30 @@ function replaceIn(text: string, lookup: (handle: string) => string | undefined)
   return text.replace(PATTERN, (match: string, ticked: string | undefined, bare: string | undefined) => lookup(ticked ?? bare!) ?? match);
 }
 
-interface Frame {
+/** One object or array reachable from the value, read once however many paths lead to it. */
+interface Visit {
   src: Record<string, unknown> | unknown[];
-  keys: readonly string[] | null; // null: an array, walked by index
-  next: number;
+  /** Its string values that change: slot, then the new string. */
+  replaced: (string | number)[] | null;
+  /** Its object and array values: slot, then the value. */
+  children: (string | number | object)[];
+  /** The visits holding it as a value. */
+  parents: Visit[];
+  /** Its copy, once it is known to reach a replacement. */
   copy: Record<string, unknown> | unknown[] | null;
-  parent: Frame | null;
-  slot: string | number;
 }
 
-function copyOf(frame: Frame): Record<string, unknown> | unknown[] {
-  return (frame.copy ??= Array.isArray(frame.src) ? frame.src.slice() : { ...frame.src });
+/** The slots of `src` to read: a long array's held indexes, an object's own keys, or null (a short array, slot by slot). */
+const slotsOf = (src: Visit["src"]): readonly string[] | null => (Array.isArray(src) ? heldIndexes(src) : Object.keys(src));
+
+function copyOf(src: Visit["src"], slots: readonly string[] | null): Visit["src"] {
+  if (!Array.isArray(src)) return { ...src };
+  if (slots === null) return src.slice();
+  // A long array, copied by its held items (slice would visit every hole).
+  const copy: unknown[] = [];
+  for (const slot of slots) (copy as unknown as Record<string, unknown>)[slot] = (src as unknown as Record<string, unknown>)[slot];
+  copy.length = src.length;
+  return copy;
 }
 
 /**
@@ -109,6 +123,10 @@ function copyOf(frame: Frame): Record<string, unknown> | unknown[] {
  * (unknown handles stay as written). The input is never modified: changed
  * objects and arrays are copied along the path to the change, unchanged
  * subtrees are shared, and a value without replacements is returned as is.
+ * An object reached by several paths is read and copied once (shared
+ * objects can make 2^depth paths), and a cycle through a copied object
+ * leads to its copy, so no path from the result reaches an unresolved
+ * handle.
  */
 export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
   if (typeof lookup !== "function" && typeof (lookup as { get?: unknown } | null)?.get !== "function") {
@@ -118,32 +136,54 @@ export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
   if (typeof value === "string") return replaceIn(value, get) as T;
   if (typeof value !== "object" || value === null) return value;
 
-  const onPath = new Set<object>([value]);
-  const rootSrc = value as unknown as Frame["src"];
-  let frame: Frame | null = { src: rootSrc, keys: Array.isArray(rootSrc) ? null : Object.keys(rootSrc), next: 0, copy: null, parent: null, slot: 0 };
-  let result: unknown = value;
-  while (frame !== null) {
-    const length: number = frame.keys === null ? (frame.src as unknown[]).length : frame.keys.length;
-    if (frame.next < length) {
-      const slot: string | number = frame.keys === null ? frame.next : frame.keys[frame.next]!;
-      frame.next++;
-      const child = (frame.src as Record<string | number, unknown>)[slot];
+  // Read every reachable object once, noting what changes in it and what it holds.
+  const visits = new Map<object, Visit>();
+  const visit = (src: object): Visit => {
+    const v: Visit = { src: src as Visit["src"], replaced: null, children: [], parents: [], copy: null };
+    visits.set(src, v);
+    return v;
+  };
+  const slotsByVisit = new Map<Visit, readonly string[] | null>();
+  const pending: Visit[] = [visit(value)];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    const src = current.src as Record<string | number, unknown>;
+    const slots = slotsOf(current.src);
+    slotsByVisit.set(current, slots);
+    const length = slots === null ? (current.src as unknown[]).length : slots.length;
+    for (let i = 0; i < length; i++) {
+      const slot: string | number = slots === null ? i : slots[i]!;
+      const child = src[slot];
       if (typeof child === "string") {
-        const replaced = replaceIn(child, get);
-        if (replaced !== child) (copyOf(frame) as Record<string | number, unknown>)[slot] = replaced;
-      } else if (typeof child === "object" && child !== null && !onPath.has(child)) {
-        // A back-reference to an ancestor stays as it is: cyclic input, cyclic output.
-        onPath.add(child);
-        const src = child as Frame["src"];
-        frame = { src, keys: Array.isArray(src) ? null : Object.keys(src), next: 0, copy: null, parent: frame, slot };
+        const changed = replaceIn(child, get);
+        if (changed !== child) (current.replaced ??= []).push(slot, changed);
+      } else if (typeof child === "object" && child !== null) {
+        current.children.push(slot, child);
+        let seen = visits.get(child);
+        if (seen === undefined) pending.push((seen = visit(child)));
+        seen.parents.push(current);
       }
-      continue;
     }
-    onPath.delete(frame.src);
-    const done: Frame = frame;
-    frame = done.parent;
-    if (frame === null) result = done.copy ?? done.src;
-    else if (done.copy !== null) (copyOf(frame) as Record<string | number, unknown>)[done.slot] = done.copy;
   }
-  return result as T;
+  // Copy what reaches a replacement: the changed objects and, up every path, what holds them.
+  const dirty = [...visits.values()].filter((v) => v.replaced !== null);
+  for (const v of dirty) v.copy = copyOf(v.src, slotsByVisit.get(v)!);
+  for (let i = 0; i < dirty.length; i++) {
+    for (const parent of dirty[i]!.parents) {
+      if (parent.copy === null) {
+        parent.copy = copyOf(parent.src, slotsByVisit.get(parent)!);
+        dirty.push(parent);
+      }
+    }
+  }
+  for (const v of dirty) {
+    const copy = v.copy as Record<string | number, unknown>;
+    const { replaced, children } = v;
+    if (replaced !== null) for (let i = 0; i < replaced.length; i += 2) copy[replaced[i] as string | number] = replaced[i + 1];
+    for (let i = 0; i < children.length; i += 2) {
+      const childCopy = visits.get(children[i + 1] as object)!.copy;
+      if (childCopy !== null) copy[children[i] as string | number] = childCopy;
+    }
+  }
+  return (visits.get(value)!.copy ?? value) as T;
 }

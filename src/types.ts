@@ -210,3 +210,28 @@ export function isStructuredResponseMessage(message: unknown): boolean {
   }
 }
 
+
+/**
+ * Past this length an array is read by its own keys, not slot by slot: an
+ * array built in code can claim billions of slots that hold nothing (holes,
+ * from `length = n`), and slice(), a loop or a spread visits every one
+ * (`slice()` of a 2³² − 1 array holding two items took 141 s here). Holes
+ * read as nothing everywhere here, so leaving them out changes no result.
+ */
+const LONG_ARRAY = 1 << 16;
+
+/** The indexes of `array` that hold an item, in order, as its keys; `null` for an array short enough to walk slot by slot. */
+export function heldIndexes(array: readonly unknown[]): string[] | null {
+  if (array.length <= LONG_ARRAY) return null;
+  // Own keys, for any object: index keys come first, in order.
+  return Object.keys(array).filter((key) => {
+    const index = Number(key);
+    return index >>> 0 === index && index !== 2 ** 32 - 1 && String(index) === key;
+  });
+}
+
+/** A snapshot of an array's items, in order; a long one's holes left out (see heldIndexes). Throws what the array's traps throw. */
+export function arrayItems(array: readonly unknown[]): unknown[] {
+  const held = heldIndexes(array);
+  return held === null ? Array.prototype.slice.call(array) : held.map((key) => (array as unknown as Record<string, unknown>)[key]);
+}

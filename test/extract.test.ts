@@ -800,6 +800,25 @@ describe("totality on odd input", () => {
     expect(refs(extract({ content: [block, "/mnt/user-data/ok.txt"] }))).toEqual(["/mnt/user-data/ok.txt"]);
   });
 
+  it("reads long content and artifact arrays by the items they hold, not by their length", () => {
+    // A tool can return content whose length claims billions of slots with
+    // one block in them; read slot by slot, 2^32 - 1 of them stalled capture
+    // for minutes. Ten million here, so that reading them all fails in seconds.
+    const sparse = (first: unknown, last: unknown) => {
+      const items: unknown[] = [first];
+      items.length = 10_000_000;
+      items[9_999_999] = last;
+      return items;
+    };
+    let reads = 0;
+    const slot = (k: PropertyKey) => typeof k === "string" && /^\d+$/.test(k) && reads++;
+    const watched = (items: unknown[]) => new Proxy(items, { get: (t, k, r) => (slot(k), Reflect.get(t, k, r)), has: (t, k) => (slot(k), Reflect.has(t, k)) });
+    const content = watched(sparse({ type: "text", text: "/mnt/user-data/a.txt" }, { type: "file", url: "https://x.test/b.pdf" }));
+    const artifact = watched(sparse({ type: "mcp_structured_content", data: { path: "/srv/c.csv" } }, null));
+    expect(refs(extract({ content, artifact }))).toEqual(["/srv/c.csv", "/mnt/user-data/a.txt", "https://x.test/b.pdf"]);
+    expect(reads).toBeLessThanOrEqual(8);
+  });
+
   it("a revoked proxy as message, content or block gives nothing from it", () => {
     const revoked = () => {
       const p = Proxy.revocable({}, {});
