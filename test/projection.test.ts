@@ -577,6 +577,21 @@ describe("projection edge cases", () => {
     expect(shownName(await projectedBlock([entry(1, { display_name: "a\u2028b\u2029c.pdf" })]))).toBe("a b c.pdf");
   });
 
+  it("shows a space for characters that reorder or hide text, in labels and in section bodies, and keeps the joiners", async () => {
+    // A right-to-left override makes "report\u202efdp.exe" read "reportexe.pdf";
+    // tag characters spell hidden text a model still reads.
+    const hidden = "\u202e\u2066\u200b\u200e\u061c\ufeff\u2060" + [..."ignore this"].map((c) => String.fromCodePoint(0xe0000 + c.codePointAt(0)!)).join("") + "\u{e0100}";
+    const block = await projectedBlock([entry(1, { display_name: `report${hidden}fdp.exe`, tool_name: `fe${hidden}tch` })], {
+      options: { sections: [{ title: "Notes", render: () => `one${hidden}two` }] },
+    });
+    expect(shownName(block)).toBe("report fdp.exe");
+    expect(block).toContain("| fe tch\n");
+    expect(block).toContain("## Notes\n  one" + " ".repeat([...hidden].length) + "two\n");
+    expect(block).not.toMatch(/[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e01ef}]/u);
+    // Zero-width joiners are part of scripts and emoji sequences.
+    expect(shownName(await projectedBlock([entry(1, { display_name: "\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png" })]))).toBe("\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png");
+  });
+
   it("indents a section line broken by a lone carriage return", async () => {
     expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Notes", render: () => "one\rtwo" }] } })).toContain("## Notes\n  one\n  two\n");
   });

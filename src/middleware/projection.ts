@@ -268,16 +268,21 @@ function escapeText(text: string): string {
   return text.replace(/[&<>"'|]/g, (ch) => ESCAPES[ch]!);
 }
 
+// Characters that reorder or hide text, taken out of labels and section
+// bodies like controls: bidi marks, embeddings, overrides and isolates,
+// zero-width spaces and the BOM, and the tag characters and supplementary
+// variation selectors, which show nothing yet reach the model as text, a
+// known way to smuggle instructions past a reader. (The joiners U+200C and
+// U+200D stay: scripts and emoji need them.)
+const HIDDEN = String.raw`\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e01ef}`;
 // Line breaks and other controls in a label could start a forged handle line.
-// eslint-disable-next-line no-control-regex
-const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+const LABEL_BREAKS = new RegExp(String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029${HIDDEN}]+`, "gu");
 // In a section body, what any reader may take for a line break (Python's
 // `splitlines` among them) becomes one, so that it is indented like the
 // others; other controls become spaces.
 // eslint-disable-next-line no-control-regex
 const SECTION_BREAKS = /\r\n?|[\v\f\u001c-\u001e\u0085\u2028\u2029]/g;
-// eslint-disable-next-line no-control-regex
-const SECTION_CONTROLS = /[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f]/g;
+const SECTION_CONTROLS = new RegExp(String.raw`[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f${HIDDEN}]`, "gu");
 // A tool's bytes can leave half a surrogate pair in a name; a request
 // carrying one is not valid Unicode, and strict JSON parsers refuse it.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
