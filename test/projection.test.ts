@@ -1,7 +1,7 @@
 import { AIMessage, HumanMessage, SystemMessage, SystemMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, summarizationMiddleware, type AgentMiddleware } from "langchain";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../src/config.js";
 import { policyFingerprint } from "../src/fingerprint.js";
 import {
@@ -575,6 +575,39 @@ describe("projection edge cases", () => {
 
   it("shows a line or paragraph separator in a label as a space", async () => {
     expect(shownName(await projectedBlock([entry(1, { display_name: "a\u2028b\u2029c.pdf" })]))).toBe("a b c.pdf");
+  });
+
+  it("redacts a text once per projection with pattern and built-in rules, and asks a function detector on every model call", async () => {
+    // Labels are shown again on every call; LangChain's email pattern is
+    // quadratic on a text such as "a.a.a…", so a hostile name costs each call.
+    const exec = vi.spyOn(RegExp.prototype, "exec");
+    const patternRuns = () => exec.mock.contexts.filter((re) => (re as RegExp).source === "k\\d+").length;
+    const asked: string[] = [];
+    const run = async (piiRules: ToolArtifactsConfigInput["piiRules"]) => {
+      const model = new ScriptedChatModel([{ content: "one" }, { content: "two" }]);
+      const agent = createAgent({ model, tools: [], middleware: [projectionMiddleware(parseToolArtifactsConfig({ piiRules }), { sections: [stateTextSection("notes", "Notes")] })], checkpointer: new MemorySaver() });
+      const thread = { configurable: { thread_id: "remembered" } };
+      const runs: number[] = [];
+      for (const text of ["hello", "again"]) {
+        exec.mockClear();
+        await agent.invoke({ messages: [new HumanMessage(text)], tool_artifacts: [entry(1, { display_name: "k1.pdf" }), entry(2, { display_name: "k2.pdf" })], notes: "key k3" } as never, thread);
+        runs.push(patternRuns());
+      }
+      return { runs, blocks: model.seen.map((m) => hiddenBlocks(m)[0]!.text) };
+    };
+    try {
+      const patterns = await run([{ piiType: "key", detector: /k\d+/g }]);
+      expect(patterns.runs[0]).toBeGreaterThan(0);
+      expect(patterns.runs[1]).toBe(0);
+      expect(patterns.blocks[1]).toBe(patterns.blocks[0]);
+      expect(patterns.blocks[1]).toContain("[REDACTED_KEY].pdf");
+      expect(patterns.blocks[1]).toContain("key [REDACTED_KEY]");
+      const host = await run([{ piiType: "key", detector: (text: string) => (asked.push(text), []) }]);
+      expect(host.runs).toEqual([0, 0]);
+      expect(asked.filter((t) => t === "k1.pdf")).toHaveLength(2);
+    } finally {
+      exec.mockRestore();
+    }
   });
 
   it("shows a space for characters that reorder or hide text, in labels and in section bodies, and keeps the joiners", async () => {

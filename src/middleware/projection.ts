@@ -240,7 +240,7 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
     return typeof rule.detector === "string" || rule.detector instanceof RegExp ? { ...own, detector: patternDetector(rule.detector) } : own;
   });
   if (resolved.length === 0) return (text) => text;
-  return (text) => {
+  const redact: Redactor = (text) => {
     let out = text;
     for (const rule of resolved) {
       const matches = inOrder(rule.detector(out), out.length);
@@ -251,6 +251,41 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
         if (error instanceof PIIDetectionError) return `[BLOCKED_${rule.piiType.toUpperCase()}]`;
         throw error;
       }
+    }
+    return out;
+  };
+  return rules.every(isOwnDetector) ? remembered(redact) : redact;
+}
+
+/** A rule whose detector is a built-in type's or a plain pattern, not the host's code (a function, a RegExp subclass's `exec`). */
+const isOwnDetector = (rule: RedactionRuleConfig): boolean =>
+  rule.detector === undefined || typeof rule.detector === "string" || (rule.detector instanceof RegExp && Object.getPrototypeOf(rule.detector) === RegExp.prototype);
+
+/** Characters of texts and their redactions a projection keeps (about 2 MiB); past that it starts over. */
+const REMEMBERED_CHARS = 1 << 20;
+
+/**
+ * `redact` with its results kept: the registry's labels (and a summary) are
+ * shown again on every model call, and LangChain's email pattern takes time
+ * quadratic in a text such as "a.a.a…", 37 ms at 8000 characters, so a
+ * tool's hostile names cost every call of the thread. Only for built-in and
+ * pattern rules, whose answer depends on the text alone: a detector that is
+ * the host's code is asked every time.
+ */
+function remembered(redact: Redactor): Redactor {
+  const kept = new Map<string, string>();
+  let chars = 0;
+  return (text) => {
+    let out = kept.get(text);
+    if (out !== undefined) return out;
+    out = redact(text);
+    const size = text.length + out.length;
+    if (size <= REMEMBERED_CHARS) {
+      if ((chars += size) > REMEMBERED_CHARS) {
+        kept.clear();
+        chars = size;
+      }
+      kept.set(text, out);
     }
     return out;
   };
