@@ -7,7 +7,11 @@
 //   cases:    labels of 60 and of 300 characters (cut to labelMaxChars, 120),
 //             each without PII rules and with two (langchain's built-in email
 //             rule, redacting, and a custom RegExp detector), and with a
-//             conversation summary of 4000 characters as a host section.
+//             conversation summary of 4000 characters as a host section. With
+//             built-in and pattern rules a projection keeps each label's
+//             redaction, so after the first call those cases cost what no
+//             rules cost; the case whose key rule is a function (the
+//             host's code, asked on every call) shows redaction's own cost.
 // Each case's request, as the handler receives it, is checked before timing.
 // Run: npm run bench -- projection
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
@@ -65,6 +69,17 @@ for (const labels of [60, 300]) {
     }
   }
 }
+
+// The key rule as a function: nothing is kept, every call redacts every label shown.
+const keyPattern = /sk-[A-Za-z0-9]{8,}/g;
+const keys = (text: string) => [...text.matchAll(keyPattern)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }));
+cases["60-char labels, two PII rules, one a function"] = {
+  hook: projectionMiddleware({ piiRules: [PII[0]!, { piiType: "api_key", detector: keys }] }).wrapModelCall! as never,
+  req: request(registry(60)),
+  labels: 60,
+  pii: true,
+  section: false,
+};
 
 let seen: { messages: BaseMessage[]; systemMessage: SystemMessage } | null = null;
 const handler = async (req: typeof seen) => {
