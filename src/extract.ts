@@ -524,7 +524,9 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
   const detectRefsInText = read(options, "detectRefsInText");
   // The list's items read once too: it is checked and scanned as this copy.
   const given = read(options, "sandboxPrefixes");
-  const sandboxPrefixes: unknown = items(given) ?? given;
+  // (Sliced whole, as scanText and the batch options read it: a list with
+  // holes is refused, however long. A tool's arrays are read by items().)
+  const sandboxPrefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
   return {

