@@ -108,7 +108,7 @@ describe("clear errors for bad input", () => {
     expect((await scanBatch(items.slice(0, 2), { pool: null } as never)).entries).toHaveLength(2);
   });
 
-  it("extractArtifacts, scanBatch and ScanPool refuse an option they do not know (a misspelt one would leave the default on)", async () => {
+  it("extractArtifacts, scanBatch, ScanPool and scanText refuse an option they do not know (a misspelt one would leave the default on)", async () => {
     // With the typo taken silently, text would be scanned: this result's path would be an entry.
     expect(() => extractArtifacts(message, { threadId: "t", detectRefInText: false } as never)).toThrow(
       new TypeError('extractArtifacts: unknown option "detectRefInText" (known: threadId, callIndex, detectRefsInText, sandboxPrefixes, now, onRejectedPayload, onEngineFailure)'),
@@ -120,6 +120,8 @@ describe("clear errors for bad input", () => {
       new TypeError('scanBatch: unknown option "detectRefInText" (known: pool, poolThreshold, callingThreadScans, detectRefsInText, sandboxPrefixes, createdAt)'),
     );
     expect(() => new ScanPool({ thread: 2 } as never)).toThrow(new TypeError('ScanPool: unknown option "thread" (known: threads, idleTimeoutMs, faults)'));
+    expect(() => scanText("see /tmp/q.txt", { sandboxPrefix: ["/tmp/"] } as never)).toThrow(new TypeError('scanText: unknown option "sandboxPrefix" (known: sandboxPrefixes)'));
+    expect(scanText("see /tmp/q.txt", { sandboxPrefixes: ["/tmp/"] }).map((r) => r.ref)).toEqual(["/tmp/q.txt"]);
     // Every known option is still taken.
     expect(extractArtifacts(message, { threadId: "t", callIndex: 0, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], now: () => "2025-01-01T00:00:00.000Z", onRejectedPayload() {}, onEngineFailure() {} })).not.toHaveLength(0);
     expect((await scanBatch(items, { pool: undefined, poolThreshold: 10, callingThreadScans: true, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], createdAt: "2025-01-01T00:00:00.000Z" })).entries[0]).not.toHaveLength(0);

@@ -605,24 +605,39 @@ describe("projection edge cases", () => {
       const host = await run([{ piiType: "key", detector: (text: string) => (asked.push(text), []) }]);
       expect(host.runs).toEqual([0, 0]);
       expect(asked.filter((t) => t === "k1.pdf")).toHaveLength(2);
+      // A plain RegExp with an exec of its own is the host's code too.
+      const ownExec = Object.assign(/k\d+/g, {
+        exec(this: RegExp, text: string) {
+          return RegExp.prototype.exec.call(this, text);
+        },
+      });
+      const own = await run([{ piiType: "key", detector: ownExec }]);
+      expect(own.runs[1]).toBeGreaterThan(0);
+      expect(own.runs[1]).toBe(own.runs[0]);
     } finally {
       exec.mockRestore();
     }
   });
 
-  it("shows a space for characters that reorder or hide text, in labels and in section bodies, and keeps the joiners", async () => {
+  it("takes out characters that reorder or hide text before redaction, in labels and in section bodies, and keeps joiners, flags and a single variation selector", async () => {
     // A right-to-left override makes "report\u202efdp.exe" read "reportexe.pdf";
-    // tag characters spell hidden text a model still reads.
-    const hidden = "\u202e\u2066\u200b\u200e\u061c\ufeff\u2060" + [..."ignore this"].map((c) => String.fromCodePoint(0xe0000 + c.codePointAt(0)!)).join("") + "\u{e0100}";
+    // tag characters and runs of variation selectors spell text a model reads.
+    const tags = [..."ignore this"].map((c) => String.fromCodePoint(0xe0000 + c.codePointAt(0)!)).join("");
+    const hidden = "\u202e\u2066\u200b\u200e\u061c\ufeff\u2060\u00ad\ufff9\u206f" + tags + "\u{e0100}\u{e0101}\ufe00\ufe01";
     const block = await projectedBlock([entry(1, { display_name: `report${hidden}fdp.exe`, tool_name: `fe${hidden}tch` })], {
       options: { sections: [{ title: "Notes", render: () => `one${hidden}two` }] },
     });
-    expect(shownName(block)).toBe("report fdp.exe");
-    expect(block).toContain("| fe tch\n");
-    expect(block).toContain("## Notes\n  one" + " ".repeat([...hidden].length) + "two\n");
-    expect(block).not.toMatch(/[\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e01ef}]/u);
-    // Zero-width joiners are part of scripts and emoji sequences.
-    expect(shownName(await projectedBlock([entry(1, { display_name: "\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png" })]))).toBe("\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png");
+    expect(shownName(block)).toBe("reportfdp.exe");
+    expect(block).toContain("| fetch\n");
+    expect(block).toContain("## Notes\n  onetwo\n");
+    expect(block).not.toMatch(/[\u{e0000}-\u{e01ef}]|(?![\u200c\u200d])\p{Cf}/u);
+    // Zero-width joiners (scripts, emoji), a subdivision flag's tags, one variation selector (a glyph's form).
+    for (const name of ["\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png", "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}-flag.png", "\u845b\u{E0100}\u98fe\u533a.pdf", "\u2764\ufe0f.png"]) {
+      expect(shownName(await projectedBlock([entry(1, { display_name: name })]))).toBe(name);
+    }
+    // A redaction rule sees the text without them.
+    const email = await projectedBlock([entry(1, { display_name: "john\u200b@example.com.pdf" })], { config: { piiRules: [{ piiType: "email", strategy: "redact" }] } });
+    expect(shownName(email)).not.toContain("john");
   });
 
   it("indents a section line broken by a lone carriage return", async () => {

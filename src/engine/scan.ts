@@ -7,7 +7,7 @@
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
-import { displayName, sandboxPrefixesProblem, type ScanRef } from "../types.js";
+import { displayName, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
 import { engine, memoryView, onRebuild, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
@@ -198,6 +198,9 @@ function encodeText(x: ScanExports, text: string, base: number): number {
  * cannot grow its memory; the next call works.
  */
 export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
+  // A misspelt option (`sandboxPrefix`) would leave the default prefix on unsaid.
+  const unknown = typeof options === "object" && options !== null ? unknownOptionProblem(options, ["sandboxPrefixes"]) : undefined;
+  if (unknown !== undefined) throw new TypeError(`scanText: ${unknown}`);
   if (typeof text !== "string" || text === "") return [];
   const prefixes = encodePrefixes(options);
   releaseMemoryFor(3 * text.length);

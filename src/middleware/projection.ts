@@ -258,10 +258,14 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
 }
 
 /** A rule whose detector is a built-in type's or a plain pattern, not the host's code (a function, a RegExp subclass's `exec`). */
-const isOwnDetector = (rule: RedactionRuleConfig): boolean =>
-  rule.detector === undefined || typeof rule.detector === "string" || (rule.detector instanceof RegExp && Object.getPrototypeOf(rule.detector) === RegExp.prototype);
+const isOwnDetector = ({ detector }: RedactionRuleConfig): boolean =>
+  detector === undefined ||
+  typeof detector === "string" ||
+  // A plain RegExp, no subclass and no `exec` of its own (patternDetector's copy would take it).
+  (detector instanceof RegExp && Object.getPrototypeOf(detector) === RegExp.prototype && Reflect.ownKeys(detector).every((key) => key === "lastIndex"));
 
-/** Characters of texts and their redactions a projection keeps (about 2 MiB); past that it starts over. */
+/** Texts and redactions a projection keeps: at most this many, and this many characters of them; past either it starts over. */
+const REMEMBERED_TEXTS = 8192;
 const REMEMBERED_CHARS = 1 << 20;
 
 /**
@@ -281,7 +285,7 @@ function remembered(redact: Redactor): Redactor {
     out = redact(text);
     const size = text.length + out.length;
     if (size <= REMEMBERED_CHARS) {
-      if ((chars += size) > REMEMBERED_CHARS) {
+      if ((chars += size) > REMEMBERED_CHARS || kept.size >= REMEMBERED_TEXTS) {
         kept.clear();
         chars = size;
       }
@@ -303,28 +307,34 @@ function escapeText(text: string): string {
   return text.replace(/[&<>"'|]/g, (ch) => ESCAPES[ch]!);
 }
 
-// Characters that reorder or hide text, taken out of labels and section
-// bodies like controls: bidi marks, embeddings, overrides and isolates,
-// zero-width spaces and the BOM, and the tag characters and supplementary
-// variation selectors, which show nothing yet reach the model as text, a
-// known way to smuggle instructions past a reader. (The joiners U+200C and
-// U+200D stay: scripts and emoji need them.)
-const HIDDEN = String.raw`\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2069\ufeff\u{e0000}-\u{e01ef}`;
+// Characters that reorder or hide text are taken out before redaction, so
+// a detector sees the text a model reads (a zero-width space inside an
+// email hides it from the email pattern, not from the model): the format
+// characters (bidi marks, embeddings, overrides and isolates, zero-width
+// spaces, the BOM, the soft hyphen, tag characters, which show nothing yet
+// reach the model as text, a known way to smuggle instructions) but the
+// joiners U+200C and U+200D, which scripts and emoji need, and runs of two
+// or more variation selectors (one picks a glyph; a run can spell anything).
+// The three subdivision flags (England, Scotland, Wales) keep their tags.
+const HIDDEN =
+  /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|(?![\u200c\u200d])\p{Cf}|[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]{2,}/gu;
 // Line breaks and other controls in a label could start a forged handle line.
-const LABEL_BREAKS = new RegExp(String.raw`[\u0000-\u001f\u007f-\u009f\u2028\u2029${HIDDEN}]+`, "gu");
+// eslint-disable-next-line no-control-regex
+const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 // In a section body, what any reader may take for a line break (Python's
 // `splitlines` among them) becomes one, so that it is indented like the
 // others; other controls become spaces.
 // eslint-disable-next-line no-control-regex
 const SECTION_BREAKS = /\r\n?|[\v\f\u001c-\u001e\u0085\u2028\u2029]/g;
-const SECTION_CONTROLS = new RegExp(String.raw`[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f${HIDDEN}]`, "gu");
+// eslint-disable-next-line no-control-regex
+const SECTION_CONTROLS = /[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f]/g;
 // A tool's bytes can leave half a surrogate pair in a name; a request
 // carrying one is not valid Unicode, and strict JSON parsers refuse it.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Shown text: redacted first (a detector must see the whole value), well-formed. */
+/** Shown text: without hidden characters, redacted (a detector must see the whole value), well-formed. */
 function shown(text: string, redact: Redactor): string {
-  return redact(text).replace(LONE_SURROGATE, "\ufffd");
+  return redact(text.replace(HIDDEN, (_, flag: string | undefined) => flag ?? "")).replace(LONE_SURROGATE, "\ufffd");
 }
 
 /** Cut escaped text to `max` characters, ellipsis included, never inside an entity or a surrogate pair. */

@@ -113,7 +113,7 @@ it("keeps a harness's handles when each result gets an id of its own, as README 
           out.id = id;
           return out;
         }
-        return new ToolMessage({ content: out.content, tool_call_id: out.tool_call_id, name: out.name, status: out.status, artifact: out.artifact, id });
+        return new ToolMessage({ ...out.lc_kwargs, tool_call_id: out.tool_call_id, id });
       },
     });
   const { tools } = fileTools();
