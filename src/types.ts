@@ -241,7 +241,7 @@ export function arraySlots(array: readonly unknown[]): { length: number; slots: 
   const rest: number[] = [];
   for (const key of Object.keys(array)) {
     const index = Number(key);
-    if (index >= i && index < length && String(index) === key) rest.push(index);
+    if (Number.isInteger(index) && index >= i && index < length && String(index) === key) rest.push(index);
   }
   rest.sort((a, b) => a - b);
   for (const index of rest) slots.push(index);

@@ -203,6 +203,11 @@ describe("isHandle and resolveHandles: exactness and copies", () => {
     expect(out.list[0]).toBe(refs.get(A));
     expect(out.list[9_999_999]).toBe(`see ${refs.get(B)}`);
     expect(Object.keys(out.list)).toEqual(["0", "9999999"]);
+    // A key that is not an index is no item, as slot by slot it is never read.
+    const odd: unknown[] = [];
+    odd.length = 10_000_000;
+    (odd as unknown as Record<string, unknown>)["100000.5"] = A;
+    expect(findHandles({ odd })).toEqual([]);
     // Slot by slot only until 65,536 of them held nothing, then by its keys.
     expect(reads.filter((k) => typeof k === "string" && /^\d+$/.test(k)).length).toBeLessThan(8 * 65_536);
   });

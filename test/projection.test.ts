@@ -635,9 +635,15 @@ describe("projection edge cases", () => {
     for (const name of ["\u{1F469}\u200d\u{1F4BB}-\u0645\u200c\u06cc.png", "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}-flag.png", "\u845b\u{E0100}\u98fe\u533a.pdf", "\u2764\ufe0f.png"]) {
       expect(shownName(await projectedBlock([entry(1, { display_name: name })]))).toBe(name);
     }
-    // A redaction rule sees the text without them.
+    // A redaction rule sees the text without them, and with controls flattened as shown.
     const email = await projectedBlock([entry(1, { display_name: "john\u200b@example.com.pdf" })], { config: { piiRules: [{ piiType: "email", strategy: "redact" }] } });
     expect(shownName(email)).not.toContain("john");
+    const card = await projectedBlock([entry(1, { display_name: "card 4111\u00001111\u001f1111\u00851111.pdf" })], { config: { piiRules: [{ piiType: "credit_card", strategy: "redact" }] } });
+    expect(shownName(card)).not.toMatch(/4111/);
+    // Taking one out cannot join what is around it: two halves of a tag character, or selectors into a run.
+    const halves = "a" + [..."ignore"].map((c) => "\udb40\u200b" + String.fromCharCode(0xdc00 + c.charCodeAt(0))).join("") + "b.pdf";
+    expect(shownName(await projectedBlock([entry(1, { display_name: halves })]))).toBe("a" + "\ufffd\ufffd".repeat(6) + "b.pdf");
+    expect(shownName(await projectedBlock([entry(1, { display_name: "x\ufe00\u00ad\ufe01\u200b\u{e0100}\u2060\u{e0101}y.pdf" })]))).toBe("xy.pdf");
   });
 
   it("indents a section line broken by a lone carriage return", async () => {

@@ -313,11 +313,13 @@ function escapeText(text: string): string {
 // characters (bidi marks, embeddings, overrides and isolates, zero-width
 // spaces, the BOM, the soft hyphen, tag characters, which show nothing yet
 // reach the model as text, a known way to smuggle instructions) but the
-// joiners U+200C and U+200D, which scripts and emoji need, and runs of two
-// or more variation selectors (one picks a glyph; a run can spell anything).
-// The three subdivision flags (England, Scotland, Wales) keep their tags.
-const HIDDEN =
-  /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|(?![\u200c\u200d])\p{Cf}|[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]{2,}/gu;
+// joiners U+200C and U+200D, which scripts and emoji need; the three
+// subdivision flags (England, Scotland, Wales) keep their tags. Then runs
+// of two or more variation selectors, which the first removal may have
+// joined (one picks a glyph; a run can spell anything).
+const FORMAT_CHARS =
+  /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|(?![\u200c\u200d])\p{Cf}/gu;
+const SELECTOR_RUNS = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]{2,}/gu;
 // Line breaks and other controls in a label could start a forged handle line.
 // eslint-disable-next-line no-control-regex
 const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
@@ -328,13 +330,25 @@ const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
 const SECTION_BREAKS = /\r\n?|[\v\f\u001c-\u001e\u0085\u2028\u2029]/g;
 // eslint-disable-next-line no-control-regex
 const SECTION_CONTROLS = /[\u0000-\u0008\u000e-\u001b\u001f\u007f-\u0084\u0086-\u009f]/g;
+const flatLabel = (text: string) => text.replace(LABEL_BREAKS, " ");
+const flatSection = (text: string) => text.replace(SECTION_BREAKS, "\n").replace(SECTION_CONTROLS, " ");
 // A tool's bytes can leave half a surrogate pair in a name; a request
 // carrying one is not valid Unicode, and strict JSON parsers refuse it.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
-/** Shown text: without hidden characters, redacted (a detector must see the whole value), well-formed. */
-function shown(text: string, redact: Redactor): string {
-  return redact(text.replace(HIDDEN, (_, flag: string | undefined) => flag ?? "")).replace(LONE_SURROGATE, "\ufffd");
+/**
+ * Shown text: well-formed (lone surrogates first, so that taking a
+ * character out cannot join two halves into a hidden one), without hidden
+ * characters, flattened as the model will read it (`flat`), then redacted:
+ * a detector sees all of that text. Well-formed again after redaction
+ * (masking can cut a pair).
+ */
+function shown(text: string, redact: Redactor, flat: (text: string) => string): string {
+  const visible = text
+    .replace(LONE_SURROGATE, "\ufffd")
+    .replace(FORMAT_CHARS, (_, flag: string | undefined) => flag ?? "")
+    .replace(SELECTOR_RUNS, "");
+  return redact(flat(visible)).replace(LONE_SURROGATE, "\ufffd");
 }
 
 /** Cut escaped text to `max` characters, ellipsis included, never inside an entity or a surrogate pair. */
@@ -347,10 +361,10 @@ function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** Redact, flatten, escape, then cut to what the model is shown. */
+/** Flatten, redact, escape, then cut to what the model is shown. */
 function renderLabel(value: unknown, redact: Redactor, max: number): string {
   if (typeof value !== "string" || value === "") return "-";
-  return cut(escapeText(shown(value, redact).replace(LABEL_BREAKS, " ").trim()), max) || "-";
+  return cut(escapeText(shown(value, redact, flatLabel).trim()), max) || "-";
 }
 
 interface RenderOptions {
@@ -389,7 +403,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
  */
 function renderHostSection(title: string, body: string, opts: RenderOptions): string {
   const heading = renderLabel(title, opts.redact, opts.labelMaxChars);
-  const text = cut(escapeText(shown(body, opts.redact).replace(SECTION_BREAKS, "\n").replace(SECTION_CONTROLS, " ")), opts.sectionMaxChars);
+  const text = cut(escapeText(shown(body, opts.redact, flatSection)), opts.sectionMaxChars);
   return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
 }
 
