@@ -344,12 +344,19 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * (masking can cut a pair).
  */
 function shown(text: string, redact: Redactor, flat: (text: string) => string): string {
-  const visible = text
-    .replace(LONE_SURROGATE, "\ufffd")
-    .replace(FORMAT_CHARS, (_, flag: string | undefined) => flag ?? "")
-    .replace(SELECTOR_RUNS, "");
-  return redact(flat(visible)).replace(LONE_SURROGATE, "\ufffd");
+  const visible = !BEYOND_LATIN1_CONTROLS.test(text)
+    ? text
+    : text
+        .replace(LONE_SURROGATE, "\ufffd")
+        .replace(FORMAT_CHARS, (_, flag: string | undefined) => flag ?? "")
+        .replace(SELECTOR_RUNS, "");
+  const out = redact(flat(visible));
+  return BEYOND_LATIN1_CONTROLS.test(out) ? out.replace(LONE_SURROGATE, "\ufffd") : out;
 }
+
+// Every character the three patterns above take is past U+00AC: most
+// labels (ASCII) skip them, three passes each.
+const BEYOND_LATIN1_CONTROLS = /[^\u0000-\u00ac]/;
 
 /** Cut escaped text to `max` characters, ellipsis included, never inside an entity or a surrogate pair. */
 function cut(text: string, max: number): string {
