@@ -650,6 +650,14 @@ describe("projection edge cases", () => {
     expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Notes", render: () => "one\rtwo" }] } })).toContain("## Notes\n  one\n  two\n");
   });
 
+  it("never cuts a label inside a subdivision flag, whose tags would be shown bare", async () => {
+    const flag = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}";
+    for (let before = 0; before < 16; before++) {
+      const name = shownName(await projectedBlock([entry(1, { display_name: "a".repeat(before) + flag + "zz" })], { options: { labelMaxChars: 16 } }));
+      expect(name.includes(flag) || !/[\u{E0020}-\u{E007F}]/u.test(name)).toBe(true);
+    }
+  });
+
   it("never cuts a label inside a surrogate pair", async () => {
     expect(shownName(await projectedBlock([entry(1, { display_name: "a".repeat(18) + "\u{1F600}xyz" })], { options: { labelMaxChars: 20 } }))).toBe("a".repeat(18) + "…");
   });

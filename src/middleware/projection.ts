@@ -264,9 +264,13 @@ const isOwnDetector = ({ detector }: RedactionRuleConfig): boolean =>
   // A plain RegExp, no subclass and no `exec` of its own (patternDetector's copy would take it).
   (detector instanceof RegExp && Object.getPrototypeOf(detector) === RegExp.prototype && Reflect.ownKeys(detector).every((key) => key === "lastIndex"));
 
-/** Texts and redactions a projection keeps: at most this many, and this many characters of them; past either it starts over. */
+/**
+ * Texts and redactions a projection keeps: at most this many, and this many
+ * characters of them (16 MiB), enough for the labels of 200 lines of the
+ * longest references; past either it starts over.
+ */
 const REMEMBERED_TEXTS = 8192;
-const REMEMBERED_CHARS = 1 << 20;
+const REMEMBERED_CHARS = 1 << 23;
 
 /**
  * `redact` with its results kept: the registry's labels (and a summary) are
@@ -365,6 +369,11 @@ function cut(text: string, max: number): string {
   const amp = text.lastIndexOf("&", end - 1);
   if (amp >= 0 && text.indexOf(";", amp) >= end) end = amp;
   if (/[\ud800-\udbff]/.test(text[end - 1] ?? "")) end--;
+  // Nor inside a subdivision flag: its tags, cut from their end, would be shown bare.
+  if (text.slice(end - 2, end) === "\udb40" + text[end - 1] && /[\udc20-\udc7e]/.test(text[end - 1]!)) {
+    while (text.slice(end - 2, end - 1) === "\udb40") end -= 2;
+    if (text.slice(end - 2, end) === "\u{1f3f4}") end -= 2;
+  }
   return `${text.slice(0, end)}…`;
 }
 
