@@ -50,7 +50,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { arrayItems, displayName, isIndex, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { arrayItems, displayName, isIndex, prefixesSnapshot, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -524,9 +524,7 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
   const detectRefsInText = read(options, "detectRefsInText");
   // The list's items read once too: it is checked and scanned as this copy.
   const given = read(options, "sandboxPrefixes");
-  // (Sliced whole, as scanText and the batch options read it: a list with
-  // holes is refused, however long. A tool's arrays are read by items().)
-  const sandboxPrefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
+  const sandboxPrefixes = prefixesSnapshot(given);
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
   return {

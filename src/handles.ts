@@ -2,7 +2,7 @@
  * Handles in tool-call arguments (DESIGN §6): finding them in string values
  * at any depth, and replacing them by their references.
  */
-import { arrayItems, arraySlots } from "./types.js";
+import { arraySlots } from "./types.js";
 
 /**
  * A handle in text: `` `art_xxxxxxxx` `` (the backticks belong to the match,
@@ -73,9 +73,9 @@ export function findHandles(value: unknown): string[] {
     if (typeof node === "string") collect(node, found);
     else if (typeof node === "object" && node !== null && !seen.has(node)) {
       seen.add(node);
-      const children = Array.isArray(node) ? arrayItems(node) : Object.values(node);
-      for (let i = children.length - 1; i >= 0; i--) {
-        const child = children[i];
+      const { length, slots } = slotsOf(node as Visit["src"]);
+      for (let i = (slots === null ? length : slots.length) - 1; i >= 0; i--) {
+        const child = (node as Record<string | number, unknown>)[slots === null ? i : slots[i]!];
         if (typeof child === "string" || (typeof child === "object" && child !== null)) stack.push(child);
       }
     }
@@ -92,28 +92,36 @@ function replaceIn(text: string, lookup: (handle: string) => string | undefined)
   return text.replace(PATTERN, (match: string, ticked: string | undefined, bare: string | undefined) => lookup(ticked ?? bare!) ?? match);
 }
 
+/** How an object's values are read: its own keys, or an array's slots (see arraySlots; `slots` null: every index below `length`). */
+interface Slots {
+  length: number;
+  slots: readonly (string | number)[] | null;
+}
+
 /** One object or array reachable from the value, read once however many paths lead to it. */
 interface Visit {
   src: Record<string, unknown> | unknown[];
+  /** Its slots, once it has been read. */
+  read: Slots | null;
   /** Its string values that change: slot, then the new string. */
   replaced: (string | number)[] | null;
-  /** Its object and array values: slot, then the value. */
-  children: (string | number | object)[];
+  /** Its object and array values: slot, then the value's visit. */
+  children: (string | number | Visit)[];
   /** The visits holding it as a value. */
   parents: Visit[];
   /** Its copy, once it is known to reach a replacement. */
   copy: Record<string, unknown> | unknown[] | null;
 }
 
-/** The slots of `src` to read: an object's own keys, or an array's (see arraySlots; `slots` null: every index below `length`). */
-function slotsOf(src: Visit["src"]): { length: number; slots: readonly (string | number)[] | null } {
+function slotsOf(src: Visit["src"]): Slots {
   if (Array.isArray(src)) return arraySlots(src);
   const slots = Object.keys(src);
   return { length: slots.length, slots };
 }
 
-function copyOf(src: Visit["src"], { length, slots }: ReturnType<typeof slotsOf>): Visit["src"] {
+function copyOf({ src, read }: Visit): Visit["src"] {
   if (!Array.isArray(src)) return { ...src };
+  const { length, slots } = read!;
   if (slots === null) return src.slice(0, length);
   // A long array of holes, copied by the slots it holds (slice would visit every one).
   const copy: unknown[] = [];
@@ -143,19 +151,17 @@ export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
   // Read every reachable object once, noting what changes in it and what it holds.
   const visits = new Map<object, Visit>();
   const visit = (src: object): Visit => {
-    const v: Visit = { src: src as Visit["src"], replaced: null, children: [], parents: [], copy: null };
+    const v: Visit = { src: src as Visit["src"], read: null, replaced: null, children: [], parents: [], copy: null };
     visits.set(src, v);
     return v;
   };
-  const slotsByVisit = new Map<Visit, ReturnType<typeof slotsOf>>();
-  const pending: Visit[] = [visit(value)];
+  const root = visit(value);
+  const pending: Visit[] = [root];
   while (pending.length > 0) {
     const current = pending.pop()!;
     const src = current.src as Record<string | number, unknown>;
-    const read = slotsOf(current.src);
-    slotsByVisit.set(current, read);
-    const { slots } = read;
-    const count = slots === null ? read.length : slots.length;
+    const { length, slots } = (current.read = slotsOf(current.src));
+    const count = slots === null ? length : slots.length;
     for (let i = 0; i < count; i++) {
       const slot: string | number = slots === null ? i : slots[i]!;
       const child = src[slot];
@@ -163,20 +169,20 @@ export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
         const changed = replaceIn(child, get);
         if (changed !== child) (current.replaced ??= []).push(slot, changed);
       } else if (typeof child === "object" && child !== null) {
-        current.children.push(slot, child);
         let seen = visits.get(child);
         if (seen === undefined) pending.push((seen = visit(child)));
         seen.parents.push(current);
+        current.children.push(slot, seen);
       }
     }
   }
   // Copy what reaches a replacement: the changed objects and, up every path, what holds them.
   const dirty = [...visits.values()].filter((v) => v.replaced !== null);
-  for (const v of dirty) v.copy = copyOf(v.src, slotsByVisit.get(v)!);
+  for (const v of dirty) v.copy = copyOf(v);
   for (let i = 0; i < dirty.length; i++) {
     for (const parent of dirty[i]!.parents) {
       if (parent.copy === null) {
-        parent.copy = copyOf(parent.src, slotsByVisit.get(parent)!);
+        parent.copy = copyOf(parent);
         dirty.push(parent);
       }
     }
@@ -186,9 +192,9 @@ export function resolveHandles<T>(value: T, lookup: HandleLookup): T {
     const { replaced, children } = v;
     if (replaced !== null) for (let i = 0; i < replaced.length; i += 2) copy[replaced[i] as string | number] = replaced[i + 1];
     for (let i = 0; i < children.length; i += 2) {
-      const childCopy = visits.get(children[i + 1] as object)!.copy;
+      const childCopy = (children[i + 1] as Visit).copy;
       if (childCopy !== null) copy[children[i] as string | number] = childCopy;
     }
   }
-  return (visits.get(value)!.copy ?? value) as T;
+  return (root.copy ?? value) as T;
 }

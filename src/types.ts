@@ -82,6 +82,14 @@ const isDrivePath = (ref: string) => isAsciiLetter(ref.charCodeAt(0)) && ref.cha
 const LONE_SURROGATE_OR_FFFD = /\p{Surrogate}|\ufffd/u;
 
 /**
+ * The sandbox prefix list as given, its items read once (an array is
+ * sliced whole, holes and all, so any caller refuses the same list): a
+ * getter or proxy trap is the host's code, which may answer otherwise when
+ * the list is checked and then used.
+ */
+export const prefixesSnapshot = (given: unknown): unknown => (Array.isArray(given) ? Array.prototype.slice.call(given) : given);
+
+/**
  * Why `prefixes` cannot be a list of sandbox path prefixes (undefined: it
  * can), for every caller alike: scanText, extraction and the batch options.
  * An empty prefix would make every word a sandbox path; a lone surrogate or
@@ -209,7 +217,6 @@ export function isStructuredResponseMessage(message: unknown): boolean {
     return false;
   }
 }
-
 
 /**
  * Past this length, and past this many slots read that hold nothing, an

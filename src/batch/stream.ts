@@ -38,8 +38,9 @@ export interface ArchiveOptions extends LineScanOptions {
    * running per worker. No worker starts before WORKER_AFTER_CHUNKS chunks'
    * worth of bytes have been read (unless `sizeHint` says there will be
    * more), and should one fail to start, this thread scans the rest of the
-   * archive (see `onPoolUnavailable`). For a thread with nothing else to do (the CLI's):
-   * each chunk it scans blocks its event loop for the time of one scan.
+   * archive (see `onPoolUnavailable`). For a thread with nothing else to do
+   * (the CLI's): each chunk it scans blocks its event loop for the time of
+   * one scan.
    * Default false: with a pool, this thread only reads, hands out and
    * writes.
    */
@@ -184,7 +185,8 @@ const DEFAULT_MAX_LINE_BYTES = 256 << 20;
  * of bytes have been read (bytes, not chunks: a live log cut by its pauses
  * gives a chunk of a few lines a second). Its start takes time (and CPU, on
  * a small machine) that an archive of a few chunks, scanned here in a few
- * milliseconds each, would only pay for; a large archive gets its worker that few milliseconds later.
+ * milliseconds each, would only pay for; a large archive gets its worker
+ * that few milliseconds later.
  */
 const WORKER_AFTER_CHUNKS = 4;
 /**

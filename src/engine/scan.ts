@@ -7,7 +7,7 @@
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
-import { displayName, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
+import { displayName, prefixesSnapshot, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
 import { engine, memoryView, onRebuild, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
@@ -57,10 +57,9 @@ let lastEncoded = DEFAULT_ENCODED;
 function encodePrefixes(options: ScanOptions | undefined): EncodedPrefixes {
   const given = options?.sandboxPrefixes;
   if (given === undefined || given === DEFAULT_SANDBOX_PREFIXES) return DEFAULT_ENCODED;
-  // Its items read once, first: a getter or proxy trap is the host's code,
-  // which may scan with other prefixes (replacing lastEncoded mid-compare)
-  // or answer otherwise when the list is checked and then encoded.
-  const prefixes: unknown = Array.isArray(given) ? Array.prototype.slice.call(given) : given;
+  // Read once, first: the host's getter may also scan with other prefixes
+  // (replacing lastEncoded mid-compare).
+  const prefixes = prefixesSnapshot(given);
   if (Array.isArray(prefixes) && sameList(prefixes, lastEncoded.source)) return lastEncoded;
   const problem = sandboxPrefixesProblem(prefixes);
   if (problem !== undefined) throw new TypeError(`scanText: ${problem}`);

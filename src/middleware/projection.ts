@@ -324,6 +324,11 @@ function escapeText(text: string): string {
 const FORMAT_CHARS =
   /(\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f})|(?![\u200c\u200d])\p{Cf}/gu;
 const SELECTOR_RUNS = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]{2,}/gu;
+// Every character those two and LONE_SURROGATE take is past U+00AC: most
+// labels (ASCII) skip the three passes.
+const PAST_U00AC = /[^\u0000-\u00ac]/;
+// Tags left open at the end of a cut label (no cancel tag), with their flag.
+const CUT_FLAG = /\u{1f3f4}?[\u{e0020}-\u{e007e}]+$/u;
 // Line breaks and other controls in a label could start a forged handle line.
 // eslint-disable-next-line no-control-regex
 const LABEL_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
@@ -348,19 +353,15 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * (masking can cut a pair).
  */
 function shown(text: string, redact: Redactor, flat: (text: string) => string): string {
-  const visible = !BEYOND_LATIN1_CONTROLS.test(text)
+  const visible = !PAST_U00AC.test(text)
     ? text
     : text
         .replace(LONE_SURROGATE, "\ufffd")
         .replace(FORMAT_CHARS, (_, flag: string | undefined) => flag ?? "")
         .replace(SELECTOR_RUNS, "");
   const out = redact(flat(visible));
-  return BEYOND_LATIN1_CONTROLS.test(out) ? out.replace(LONE_SURROGATE, "\ufffd") : out;
+  return PAST_U00AC.test(out) ? out.replace(LONE_SURROGATE, "\ufffd") : out;
 }
-
-// Every character the three patterns above take is past U+00AC: most
-// labels (ASCII) skip them, three passes each.
-const BEYOND_LATIN1_CONTROLS = /[^\u0000-\u00ac]/;
 
 /** Cut escaped text to `max` characters, ellipsis included, never inside an entity or a surrogate pair. */
 function cut(text: string, max: number): string {
@@ -370,11 +371,7 @@ function cut(text: string, max: number): string {
   if (amp >= 0 && text.indexOf(";", amp) >= end) end = amp;
   if (/[\ud800-\udbff]/.test(text[end - 1] ?? "")) end--;
   // Nor inside a subdivision flag: its tags, cut from their end, would be shown bare.
-  if (text.slice(end - 2, end) === "\udb40" + text[end - 1] && /[\udc20-\udc7e]/.test(text[end - 1]!)) {
-    while (text.slice(end - 2, end - 1) === "\udb40") end -= 2;
-    if (text.slice(end - 2, end) === "\u{1f3f4}") end -= 2;
-  }
-  return `${text.slice(0, end)}…`;
+  return `${text.slice(0, end).replace(CUT_FLAG, "")}…`;
 }
 
 /** Flatten, redact, escape, then cut to what the model is shown. */
