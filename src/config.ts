@@ -208,9 +208,11 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * (`{ maxEntries: 50 }`), nothing (all defaults), or a config-file object
  * with a snake_case section (`{ tool_artifacts: { max_entries: 50 } }`; other
  * top-level sections and unknown keys of the section, which the Python
- * implementation may read, are ignored, unless near misses of an option). Beside a section, the options a
- * file cannot set are read too (`{ ...fileConfig, piiRules }`); the
- * section's own options there, or camelCase in it, are refused.
+ * implementation may read, are ignored, unless near misses of an option).
+ * The options a file cannot set (`piiRules`, `sandboxPrefixes`) are refused
+ * in the section, in any spelling, and read beside it
+ * (`{ ...fileConfig, piiRules }`); the section's own options there, or
+ * camelCase in it, are refused.
  *
  * @throws {ToolArtifactsConfigError} naming the offending field as written.
  *
@@ -244,6 +246,12 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
       camel[key] = section[snake as keyof typeof FILE_KEYS];
       back.set(key, `tool_artifacts.${snake}`);
     }
+  }
+  // A code-only option in the section, in any spelling: passed over, a file's
+  // PII rules would leave every label unredacted without a word.
+  for (const [key, value] of Object.entries(section ?? {})) {
+    const meant = value === undefined ? undefined : nearMiss(key, CODE_ONLY_KEYS);
+    if (meant !== undefined) throw new ToolArtifactsConfigError(`tool_artifacts.${key}`, `a config file's section cannot set ${meant}; pass it in code beside the section ({ ...file, ${meant} })`);
   }
   if (section) refuseNearMisses(section, Object.keys(FILE_KEYS), (key) => `tool_artifacts.${key}`);
   refuseNearMisses(options, OPTION_NAMES, (key) => key);

@@ -39,10 +39,11 @@
  * Embedded resources and blocks in the artifact (`artifactRefs`, and the
  * `metadata.uri` of blocks with embedded data) are beyond the letter too.
  *
- * Total on the message: odd input (null content, numbers, cyclic objects,
- * throwing getters, revoked proxies, huge strings, lone surrogates) yields
- * fewer entries, never an exception. Only a bad `threadId`/`callIndex` (a
- * caller bug, not data) throws.
+ * Total on the message's result: odd input (null content, numbers, cyclic
+ * objects, throwing getters, revoked proxies, huge strings, lone surrogates)
+ * yields fewer entries, never an exception. Caller bugs, not data, throw: bad
+ * options, and a message that says it is no tool result (another kind of
+ * message, `tool_call_id` spelt otherwise).
  */
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
@@ -50,7 +51,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { arrayItems, displayName, isIndex, prefixesSnapshot, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { arrayItems, describeValue, displayName, isIndex, prefixesSnapshot, sameKey, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -539,6 +540,29 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
   };
 }
 
+/**
+ * The tool_call_id of a message that is a tool result (none given: the empty
+ * string, DESIGN §2: id-less callers then tell results apart by callIndex);
+ * throws for a caller's mistake. A key that spells tool_call_id otherwise
+ * (`toolCallId`) would leave every such result seeded alike, so a handle
+ * would name whichever result was registered last; another kind of message
+ * (a HumanMessage, `{type: "ai"}`) is no result at all.
+ */
+function checkedToolCallId(message: object): string {
+  const type = read(message, "type");
+  if (typeof type === "string" && type !== "tool") throw new TypeError(`extractArtifacts: message is not a tool result (its type is ${describeValue(type)})`);
+  const toolCallId = read(message, "tool_call_id");
+  if (typeof toolCallId === "string") return toolCallId;
+  let meant: string | undefined;
+  try {
+    meant = Object.keys(message).find((key) => key !== "tool_call_id" && sameKey(key, "tool_call_id"));
+  } catch {
+    // A revoked proxy: odd data, read as giving no id.
+  }
+  if (meant !== undefined) throw new TypeError(`extractArtifacts: the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
+  return "";
+}
+
 /** A callback option, or none. */
 function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options: ExtractOptions, name: K): ExtractOptions[K] {
   const fn = read(options, name);
@@ -558,9 +582,10 @@ function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options
 export function extractArtifacts(message: ToolMessage | ToolMessageLike, options: ExtractOptions): ArtifactEntry[] {
   const checked = checkOptions(options);
   const { threadId, callIndex } = checked;
-  if (!isObject(message) || read(message, "status") === "error") return [];
+  if (!isObject(message)) return [];
+  const toolCallId = checkedToolCallId(message);
+  if (read(message, "status") === "error") return [];
   const toolName = asString(read(message, "name")) || "unknown";
-  const toolCallId = asString(read(message, "tool_call_id")) ?? "";
   const occurrenceId = occurrenceIdOf(read(message, "id"));
   const content = read(message, "content");
   // No engine data is in use between extractions: memory a huge earlier

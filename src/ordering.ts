@@ -5,6 +5,7 @@
  * list" means "outside". Middlewares state what they must precede or follow,
  * by name; `orderMiddleware` turns any host list into one that honours them.
  */
+import { unknownOptionProblem } from "./types.js";
 
 /** What a middleware must precede (`before`) or follow (`after`), by name. */
 export interface OrderingConstraints {
@@ -101,10 +102,19 @@ function namesOf(value: unknown, where: string): string[] {
   return value.map(canonical);
 }
 
-/** `constraints` checked (an object, if given), with its lists of canonical names. */
-function constraintsOf(value: unknown, where: string): { before: string[]; after: string[] } {
+const CONSTRAINT_KEYS = ["before", "after"] as const satisfies readonly (keyof OrderingConstraints)[];
+const HOST_CONSTRAINT_KEYS = ["name", ...CONSTRAINT_KEYS] as const satisfies readonly (keyof OrderingConstraint)[];
+
+/**
+ * `constraints` checked (an object, if given), with its lists of canonical
+ * names. A misspelt key (`befor`) is refused: dropped, it would leave a
+ * policy on the wrong side of resolution without a word.
+ */
+function constraintsOf(value: unknown, where: string, keys: readonly string[] = CONSTRAINT_KEYS): { before: string[]; after: string[] } {
   if (value === undefined || value === null) return { before: [], after: [] };
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypeError(`${where} must be an object {before?, after?}`);
+  const unknown = unknownOptionProblem(value, keys);
+  if (unknown !== undefined) throw new TypeError(`${where}: ${unknown}`);
   const { before, after } = value as OrderingConstraints;
   return { before: namesOf(before, `${where}.before`), after: namesOf(after, `${where}.after`) };
 }
@@ -144,7 +154,11 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
       throw new TypeError(`orderMiddleware: item ${i} is not a middleware (an object with a string name)`);
     }
   });
-  const hostConstraints: unknown = options?.constraints ?? [];
+  const given: unknown = options ?? {};
+  if (typeof given !== "object" || given === null) throw new TypeError("orderMiddleware: options must be an object {constraints?}");
+  const unknown = unknownOptionProblem(given, ["constraints"]);
+  if (unknown !== undefined) throw new TypeError(`orderMiddleware: ${unknown}`);
+  const hostConstraints: unknown = (given as { constraints?: unknown }).constraints ?? [];
   if (!Array.isArray(hostConstraints)) throw new TypeError("orderMiddleware: options.constraints must be an array of {name, before?, after?}");
   const n = list.length;
   const byName = new Map<string, number[]>();
@@ -161,8 +175,8 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   const edge = (from: number, to: number) => {
     if (names[from] !== names[to]) successors[from]!.add(to);
   };
-  const declare = (subjects: readonly number[], value: unknown, where: string) => {
-    const c = constraintsOf(value, where);
+  const declare = (subjects: readonly number[], value: unknown, where: string, keys?: readonly string[]) => {
+    const c = constraintsOf(value, where, keys);
     for (const other of c.before) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
     for (const other of c.after) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
   };
@@ -170,7 +184,7 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   hostConstraints.forEach((c: unknown, k) => {
     const name = (c as OrderingConstraint | null)?.name;
     if (typeof name !== "string") throw new TypeError(`orderMiddleware: options.constraints[${k}] must be an object with a string name`);
-    declare(byName.get(canonical(name)) ?? [], c, `orderMiddleware: options.constraints[${k}]`);
+    declare(byName.get(canonical(name)) ?? [], c, `orderMiddleware: options.constraints[${k}]`, HOST_CONSTRAINT_KEYS);
   });
 
   const predecessors: number[][] = Array.from({ length: n }, () => []);

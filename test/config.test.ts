@@ -146,6 +146,19 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
   });
 
+  it("refuses the options a file cannot set inside its section, in any spelling: passed over, a file's PII rules would redact nothing", () => {
+    const rules = [{ piiType: "email" }];
+    for (const key of ["pii_rules", "piiRules", "PII_RULES", "pii_rule"]) {
+      expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 20, [key]: rules } } as never))).toBe(`tool_artifacts.${key}`);
+    }
+    expect(() => parseToolArtifactsConfig({ tool_artifacts: { sandbox_prefixes: ["/workspace/"] } } as never)).toThrow(
+      "Invalid tool-artifacts config: tool_artifacts.sandbox_prefixes: a config file's section cannot set sandboxPrefixes; pass it in code beside the section ({ ...file, sandboxPrefixes })",
+    );
+    // Given as undefined it is no setting, as everywhere; beside the section it is read.
+    expect(parseToolArtifactsConfig({ tool_artifacts: { pii_rules: undefined } } as never)).toEqual(DEFAULTS);
+    expect(parseToolArtifactsConfig({ tool_artifacts: {}, piiRules: rules } as never).piiRules).toEqual([{ piiType: "email", strategy: "redact" }]);
+  });
+
   it("refuses the section's own options beside it or in camelCase inside it, which it would otherwise drop", () => {
     // `{...fileConfig, enabled: false}` as a kill switch must not do nothing.
     const fileConfig = { models: { x: 1 }, tool_artifacts: { max_entries: 200 } };
@@ -168,7 +181,7 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(() => parseToolArtifactsConfig({ tool_artifacts: { enabeld: false } } as never)).toThrow(/tool_artifacts\.enabeld: unknown option; did you mean enabled\?/);
     expect(() => parseToolArtifactsConfig({ tool_artifacts: { inject_model_ctxt: false } } as never)).toThrow(/did you mean inject_model_context\?/);
     // Keys far from every option are the file's or Python's, as before; undefined is no key.
-    expect(parseToolArtifactsConfig({ models, tool_artifacts: { enabled: false, sandbox_prefixes: ["/w/"], future_key: 1 }, piiRule: undefined } as never)).toEqual({ ...DEFAULTS, enabled: false });
+    expect(parseToolArtifactsConfig({ models, tool_artifacts: { enabled: false, future_key: 1 }, piiRule: undefined } as never)).toEqual({ ...DEFAULTS, enabled: false });
   });
 
   it("names the option a near miss was meant to be without a section too, as beside one", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "langchain";
 import { z } from "zod";
 import { extractArtifacts, type ExtractOptions, type ToolMessageLike } from "../src/extract.js";
@@ -746,6 +746,28 @@ describe("order, ordinals and de-duplication", () => {
     const handles = extract({ content: text }).map((e) => e.handle);
     expect(handles).toHaveLength(50);
     expect(new Set(handles).size).toBe(50);
+  });
+});
+
+describe("a message that says it is no tool result", () => {
+  it.each([
+    ["a HumanMessage", new HumanMessage("see /mnt/user-data/a.txt")],
+    ["an AIMessage", new AIMessage("see /mnt/user-data/a.txt")],
+    ["a plain {type: 'ai'}", { type: "ai", tool_call_id: "c", content: "/mnt/user-data/a.txt" }],
+  ])("is refused: %s", (_, m) => {
+    expect(() => extract(m)).toThrow(/^extractArtifacts: message is not a tool result \(its type is "(human|ai)"\)$/);
+  });
+
+  it.each(["toolCallId", "toolCallID", "tool-call-id", "TOOL_CALL_ID"])("is refused with tool_call_id spelt %s, which would seed every such result alike", (key) => {
+    expect(() => extract({ content: "/mnt/user-data/a.txt", [key]: "call_1" })).toThrow(`extractArtifacts: the message has "${key}"; did you mean tool_call_id?`);
+  });
+
+  it("is not a ToolMessage, a {type: 'tool'} object, or one without tool_call_id and without a near miss", () => {
+    const a = extract(new ToolMessage({ content: "/mnt/user-data/a.txt", tool_call_id: "c" }));
+    expect(extract({ type: "tool", content: "/mnt/user-data/a.txt", tool_call_id: "c" })).toEqual(a);
+    // No tool_call_id given: seeded with "" (DESIGN §2), told apart by callIndex; beside a near miss the given one counts.
+    expect(extract({ content: "/mnt/user-data/a.txt", toolCallId: "c", tool_call_id: "c" })).toEqual(a);
+    expect(extract({ content: "/mnt/user-data/a.txt" })[0]!.handle).toBe(generateHandle(THREAD, "", 0, 0));
   });
 });
 

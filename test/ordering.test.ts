@@ -203,6 +203,24 @@ describe("orderMiddleware: malformed lists and inherited names", () => {
     expect(() => withConstraints(raw("a", { before: "bb" }), {})).toThrow(new TypeError("withConstraints: a's constraints.before must be an array of middleware names"));
   });
 
+  it("refuses a misspelt key wherever constraints are given, which would leave a policy on the wrong side of resolution", () => {
+    const raw = (name: string, constraints: unknown) => ({ name, constraints }) as Mw;
+    const typo = { befor: ["tool-artifacts-resolution"] } as OrderingConstraints;
+    expect(() => withConstraints(mw("sandbox-audit"), typo)).toThrow(
+      new TypeError('withConstraints: constraints: unknown option "befor" (known: before, after)'),
+    );
+    expect(() => withConstraints(raw("sandbox-audit", typo), {})).toThrow(/^withConstraints: sandbox-audit's constraints: unknown option "befor"/);
+    expect(() => orderMiddleware([raw("sandbox-audit", typo), resolution()])).toThrow(/^orderMiddleware: sandbox-audit's constraints: unknown option "befor"/);
+    expect(() => orderMiddleware([mw("sandbox-audit"), resolution()], { constraints: [{ name: "sandbox-audit", afterr: ["x"] } as never] })).toThrow(
+      new TypeError('orderMiddleware: options.constraints[0]: unknown option "afterr" (known: name, before, after)'),
+    );
+    expect(() => orderMiddleware([mw("a")], { constraint: [] } as never)).toThrow(new TypeError('orderMiddleware: unknown option "constraint" (known: constraints)'));
+    expect(() => orderMiddleware([mw("a")], 5 as never)).toThrow(new TypeError("orderMiddleware: options must be an object {constraints?}"));
+    // Spelt right, the same constraint moves the audit inside resolution.
+    expect(names(orderMiddleware([mw("sandbox-audit"), resolution()]))).toEqual(["tool-artifacts-resolution", "sandbox-audit"]);
+    expect(names(orderMiddleware([mw("a")], null as never))).toEqual(["a"]);
+  });
+
   it("takes a middleware named like an Object.prototype member by its name, and a PII type with a line break as pii", () => {
     expect(orderingName({ name: "constructor" })).toBe("constructor");
     expect(() => orderMiddleware([mw("toString", { before: ["b"] }), mw("b", { before: ["toString"] })])).toThrow(expect.objectContaining({ cycle: ["toString", "b", "toString"] }));
