@@ -1389,6 +1389,18 @@ describe("packed line results: room for text", () => {
   });
 });
 
+describe("ScanPool options of the wrong type", () => {
+  it.each([
+    [{ threads: "2" }, 'ScanPool: threads must be a positive integer, got "2"'],
+    [{ threads: true }, "ScanPool: threads must be a positive integer, got boolean true"],
+    [{ idleTimeoutMs: "100" }, 'ScanPool: idleTimeoutMs must be a non-negative number, got "100"'],
+    [{ idleTimeoutMs: true }, "ScanPool: idleTimeoutMs must be a non-negative number, got boolean true"],
+    [{ idleTimeoutMs: [] }, "ScanPool: idleTimeoutMs must be a non-negative number, got object"],
+  ])("%o is a TypeError when made, not a failure of every item later (Piscina refuses it in each worker)", (options, message) => {
+    expect(() => new ScanPool(options as never)).toThrow(new TypeError(message));
+  });
+});
+
 describe("ScanPool idleTimeoutMs", () => {
   it.each([-1, Number.NaN])("idleTimeoutMs %s is a RangeError", (idleTimeoutMs) => {
     // NaN compares false both ways: the check must accept only what is >= 0.

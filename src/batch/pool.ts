@@ -9,7 +9,7 @@ import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
 import { errorMessage, WorkerStartError } from "./errors.js";
-import { unknownOptionProblem } from "../types.js";
+import { describeValue, unknownOptionProblem } from "../types.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
 export interface ScanPoolOptions {
@@ -99,10 +99,13 @@ export class ScanPool {
     if (typeof options !== "object" || options === null) throw new TypeError("ScanPool: options must be an object");
     const unknown = unknownOptionProblem(options, SCAN_POOL_OPTIONS);
     if (unknown !== undefined) throw new TypeError(`ScanPool: ${unknown}`);
-    const threads = options.threads ?? availableParallelism();
-    if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`threads must be a positive integer, got ${threads}`);
-    const idleTimeout = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
-    if (!(idleTimeout >= 0)) throw new RangeError(`idleTimeoutMs must be a non-negative number, got ${idleTimeout}`);
+    const threads: unknown = options.threads ?? availableParallelism();
+    // A string or boolean would pass a numeric comparison and fail only later, in Piscina, per item.
+    if (typeof threads !== "number") throw new TypeError(`ScanPool: threads must be a positive integer, got ${describeValue(threads)}`);
+    if (!Number.isSafeInteger(threads) || threads < 1) throw new RangeError(`ScanPool: threads must be a positive integer, got ${threads}`);
+    const idleTimeout: unknown = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    if (typeof idleTimeout !== "number") throw new TypeError(`ScanPool: idleTimeoutMs must be a non-negative number, got ${describeValue(idleTimeout)}`);
+    if (!(idleTimeout >= 0)) throw new RangeError(`ScanPool: idleTimeoutMs must be a non-negative number, got ${idleTimeout}`);
     this.threads = threads;
     this.#idleTimeout = idleTimeout;
     this.#faults = options.faults;

@@ -10,7 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
-import { describeValue, isIndex } from "../types.js";
+import { describeValue, isIndex, nearMiss } from "../types.js";
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
@@ -157,9 +157,25 @@ function checkSeeds(seeds: unknown, op: string): readonly unknown[] {
   return seeds;
 }
 
-function checkSeed(seed: unknown, op: string, i: number): Record<string, unknown> {
+const HANDLE_SEED_KEYS = ["threadId", "toolCallId", "callIndex", "ordinal", "occurrenceId"] as const satisfies readonly (keyof HandleSeed)[];
+const HANDLE_OPTIONAL_KEYS: readonly string[] = ["ordinal", "occurrenceId"];
+const KEY_SEED_KEYS = ["kind", "threadId", "messageId", "toolCallId", "index"] as const satisfies readonly (keyof OccurrenceSeed)[];
+const KEY_OPTIONAL_KEYS: readonly string[] = ["messageId"];
+
+/**
+ * `seed` as an object. A key that is a near miss of an optional field the
+ * seed lacks (`occurenceId`, `messageID`) is refused: read as not given, it
+ * would give another handle or ledger key without a word. A required field
+ * spelt otherwise fails as missing; other keys are the host's own.
+ */
+function checkSeed(seed: unknown, op: string, i: number, known: readonly string[], optional: readonly string[]): Record<string, unknown> {
   if (typeof seed !== "object" || seed === null) {
     throw new TypeError(`${op}: seeds[${i}] must be an object, got ${describeValue(seed)}`);
+  }
+  for (const key in seed) {
+    if (known.includes(key)) continue;
+    const meant = nearMiss(key, optional.filter((field) => (seed as Record<string, unknown>)[field] == null));
+    if (meant !== undefined) throw new TypeError(`${op}: seeds[${i}] has ${JSON.stringify(key)}; did you mean ${meant}?`);
   }
   return seed as Record<string, unknown>;
 }
@@ -378,7 +394,7 @@ export function generateHandles(seeds: readonly HandleSeed[]): string[] {
   // Index loops rather than map: a hole in a sparse array is a bad seed too.
   const texts = new Array<string>(n);
   for (let i = 0; i < n; i++) {
-    const s = checkSeed(list[i], op, i);
+    const s = checkSeed(list[i], op, i, HANDLE_SEED_KEYS, HANDLE_OPTIONAL_KEYS);
     const ordinal = s.ordinal === undefined ? 0 : s.ordinal;
     texts[i] = handleText(s.threadId, s.toolCallId, s.callIndex, ordinal, s.occurrenceId, op, i);
   }
@@ -524,7 +540,7 @@ function keyChunk(list: readonly unknown[], from: number, to: number): string[] 
   const texts = new Array<string>(n);
   let quotes = 0;
   for (let i = 0; i < n; i++) {
-    const s = checkSeed(list[from + i], op, from + i);
+    const s = checkSeed(list[from + i], op, from + i, KEY_SEED_KEYS, KEY_OPTIONAL_KEYS);
     kinds[i] = checkKind(s.kind, op, from + i);
     const f = (fields[i] = keyFields(kinds[i], s.threadId, s.messageId, s.toolCallId, s.index, op, from + i));
     // Optimistic: ids written as they are, checked below in one engine pass.

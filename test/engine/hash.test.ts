@@ -545,8 +545,26 @@ describe("input validation", () => {
       call(() => occurrenceKeys([{ kind: "call", threadId: "t", messageId: null, toolCallId: "c", index: -1 }])),
       /occurrenceKeys: seeds\[0\]\.index must be a non-negative integer/,
     ],
+    // An optional field spelt otherwise would be read as not given: another handle or key without a word.
+    [
+      "handle seed occurrenceId spelt otherwise",
+      call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, occurenceId: "m" } as never])),
+      /^generateHandles: seeds\[0\] has "occurenceId"; did you mean occurrenceId\?$/,
+    ],
+    ["handle seed ordinal spelt otherwise", call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, ordinall: 2 } as never])), /seeds\[0\] has "ordinall"; did you mean ordinal\?/],
+    [
+      "key seed messageId spelt otherwise",
+      call(() => occurrenceKeys([{ kind: "result", threadId: "t", toolCallId: "c", index: 3 }, { kind: "result", threadId: "t", messageID: "m1", toolCallId: "c", index: 3 } as never])),
+      /^occurrenceKeys: seeds\[1\] has "messageID"; did you mean messageId\?$/,
+    ],
   ])("rejects a bad %s with a TypeError", (_name, f, message) => {
     expect(f).toThrow(TypeError);
     expect(f).toThrow(message);
+  });
+
+  it("takes a seed's other keys as the host's own, and a near miss beside the field it means as given", () => {
+    const seed = { threadId: "t", toolCallId: "c", callIndex: 0, occurrenceId: "m" };
+    expect(generateHandles([{ ...seed, rowId: 9, occurenceId: "x" } as never])).toEqual([generateHandle("t", "c", 0, 0, "m")]);
+    expect(occurrenceKeys([{ kind: "result", threadId: "t", messageId: null, toolCallId: "c", index: 2, note: "n" } as never])).toEqual([occurrenceKey("result", "t", null, "c", 2)]);
   });
 });
