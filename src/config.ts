@@ -138,10 +138,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function fieldName(path: readonly PropertyKey[], rename: (key: string) => string): string {
+function fieldName(path: readonly PropertyKey[], rename: (key: string) => string, root: string): string {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? rename(String(part)) : `.${String(part)}`;
-  return out === "" ? "(root)" : out;
+  return out === "" ? root : out;
+}
+
+interface ParseNames {
+  /** A top-level key as the caller wrote it (snake_case for a file's section). */
+  rename?: (key: string) => string;
+  /** The message for an unknown top-level key. */
+  unknownTopLevel?: (key: string) => string;
+  /** What the whole input is called when it is itself wrong (`createTaskTool options`). */
+  root?: string;
 }
 
 /** An unknown option, with the one it probably meant when it is a near miss of one. */
@@ -149,17 +158,11 @@ const unknownOption = (meant?: string) => (meant === undefined ? "unknown option
 
 /**
  * `input` parsed by `schema`, or a ToolArtifactsConfigError naming the first
- * unknown key, else the first bad field (`rename` spells a top-level key as
- * the caller wrote it). For
- * every options object of the package, so that a bad one always fails the
- * same way.
+ * unknown key, else the first bad field (`names` says how). For every
+ * options object of the package, so that a bad one always fails the same way.
  */
-export function parseOptions<S extends z.ZodType>(
-  schema: S,
-  input: unknown,
-  rename: (key: string) => string = (k) => k,
-  unknownTopLevel: (key: string) => string = () => unknownOption(),
-): z.output<S> {
+export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, names: ParseNames = {}): z.output<S> {
+  const { rename = (k: string) => k, unknownTopLevel = () => unknownOption(), root = "(root)" } = names;
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   // An unknown key first: a misspelt one (`agent`) also leaves the option
@@ -168,13 +171,13 @@ export function parseOptions<S extends z.ZodType>(
   const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
-    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption());
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename, root), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption());
   }
-  throw new ToolArtifactsConfigError(fieldName(issue.path, rename), issue.message);
+  throw new ToolArtifactsConfigError(fieldName(issue.path, rename, root), issue.message);
 }
 
 const parseOrThrow = (input: unknown, rename: (key: string) => string, unknownTopLevel?: (key: string) => string) =>
-  parseOptions(toolArtifactsConfigSchema, input, rename, unknownTopLevel) as ToolArtifactsConfig;
+  parseOptions(toolArtifactsConfigSchema, input, { rename, unknownTopLevel }) as ToolArtifactsConfig;
 
 // Read as the options, a whole config file without a section has keys of its
 // own: say what to pass instead, unless the key looks like a misspelt option

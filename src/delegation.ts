@@ -24,7 +24,9 @@ import { z } from "zod";
 import { parseOptions } from "./config.js";
 import { sha256Hex } from "./engine/hash.js";
 import { givenThreadId, type CaptureRuntime } from "./middleware/capture.js";
+import { describeValue } from "./types.js";
 
+/** The name of the tool `createTaskTool` makes, as the model calls it. */
 export const TASK_TOOL_NAME = "task";
 
 /** What delegation needs of a sub-agent: a LangChain.js agent (`createAgent`) or any graph with the same `invoke`. */
@@ -81,12 +83,14 @@ const isContent = (content: unknown): boolean => typeof content === "string" || 
  * call, so it is stable for one delegation (an interrupted child resumes
  * under it), distinct across delegations, and the child's handles (seeded by
  * its thread id) never coincide with the lead's. It keys checkpoints in the
- * lead's checkpointer (see the file comment), not a thread of a checkpointer
+ * lead's checkpointer (the child runs as a subgraph of the lead's run, which
+ * lends it the lead's checkpointer), not a thread of a checkpointer
  * of the child's own: `child.graph.getState({configurable: {thread_id}})`
  * finds nothing (or throws, for a child without a checkpointer),
  * `leadCheckpointer.list({configurable: {thread_id}})` lists them.
  */
 export function childThreadId(parentThreadId: unknown, toolCallId: string): string {
+  if (typeof toolCallId !== "string" || toolCallId === "") throw new TypeError(`childThreadId: toolCallId must be a non-empty string (got ${describeValue(toolCallId)})`);
   const parent = typeof parentThreadId === "string" && parentThreadId !== "" ? parentThreadId : "detached";
   return `${parent}/task/${toolCallId}`;
 }
@@ -182,6 +186,26 @@ const taskToolOptionsSchema = z.object({
 const DEFAULT_DESCRIPTION =
   "Delegate a self-contained task to a sub-agent. It starts fresh: put everything it needs (goal, concrete file paths or artifact handles, constraints) in `description`. It returns its final report as text (JSON when it gives structured output).";
 
+/** Run metadata the host set: not the keys LangGraph fills in for each run and node. */
+function hostMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (metadata === undefined) return undefined;
+  return Object.fromEntries(Object.entries(metadata).filter(([key]) => !/^(?:thread_id|checkpoint_ns|checkpoint_id|langgraph_.*)$/.test(key)));
+}
+
+/**
+ * What stands for the call id of a delegation without one (a script, a custom
+ * graph's node). Inside a graph, the node's task (its `checkpoint_ns`) and
+ * the delegation's arguments: the node runs again, with the same task, when
+ * the graph resumes after an `interrupt()` in the child, and the child must
+ * continue in its thread, not start over. Outside a graph, a random UUID:
+ * each delegation a thread of its own rather than the last one's history.
+ */
+function uncalledDelegation(runtime: ToolRuntime, subagentType: string, task: string): string {
+  const ns = runtime.configurable?.checkpoint_ns ?? runtime.config?.configurable?.checkpoint_ns;
+  if (typeof ns !== "string" || ns === "") return randomUUID();
+  return sha256Hex(JSON.stringify([ns, subagentType, task])).slice(0, 32);
+}
+
 /**
  * A LangChain.js tool named `task` (`{subagent_type, description}`) that runs
  * the named sub-agent from `buildChildInitialState(description)` under
@@ -207,28 +231,8 @@ const DEFAULT_DESCRIPTION =
  * });
  * ```
  */
-/** Run metadata the host set: not the keys LangGraph fills in for each run and node. */
-function hostMetadata(metadata: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
-  if (metadata === undefined) return undefined;
-  return Object.fromEntries(Object.entries(metadata).filter(([key]) => !/^(?:thread_id|checkpoint_ns|checkpoint_id|langgraph_.*)$/.test(key)));
-}
-
-/**
- * What stands for the call id of a delegation without one (a script, a custom
- * graph's node). Inside a graph, the node's task (its `checkpoint_ns`) and
- * the delegation's arguments: the node runs again, with the same task, when
- * the graph resumes after an `interrupt()` in the child, and the child must
- * continue in its thread, not start over. Outside a graph, a random UUID:
- * each delegation a thread of its own rather than the last one's history.
- */
-function uncalledDelegation(runtime: ToolRuntime, subagentType: string, task: string): string {
-  const ns = runtime.configurable?.checkpoint_ns ?? runtime.config?.configurable?.checkpoint_ns;
-  if (typeof ns !== "string" || ns === "") return randomUUID();
-  return sha256Hex(JSON.stringify([ns, subagentType, task])).slice(0, 32);
-}
-
 export function createTaskTool(options: TaskToolOptions) {
-  const { agents, description } = parseOptions(taskToolOptionsSchema, options) as TaskToolOptions;
+  const { agents, description } = parseOptions(taskToolOptionsSchema, options, { root: "createTaskTool options" }) as TaskToolOptions;
   const names = Object.keys(agents);
   const fail = (content: string, toolCallId: string) => new ToolMessage({ content, tool_call_id: toolCallId, name: TASK_TOOL_NAME, status: "error" });
 

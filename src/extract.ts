@@ -63,6 +63,7 @@ export interface ToolMessageLike {
   id?: unknown;
 }
 
+/** The options of `extractArtifacts`; unknown keys are refused. */
 export interface ExtractOptions {
   /** Seeds every handle; required, non-empty. */
   threadId: string;
@@ -509,22 +510,25 @@ const EXTRACT_OPTIONS = ["threadId", "callIndex", "detectRefsInText", "sandboxPr
 type CheckedOptions = Required<Pick<ExtractOptions, "threadId" | "callIndex" | "detectRefsInText">> &
   Pick<ExtractOptions, "sandboxPrefixes" | "now" | "onRejectedPayload" | "onEngineFailure">;
 
+/** An option as the caller's object gives it: a getter that throws is the caller's error and reaches them (a message's odd data is read with `read`). */
+const option = (options: ExtractOptions, key: keyof ExtractOptions): unknown => options[key];
+
 function checkOptions(options: ExtractOptions): CheckedOptions {
   if (!isObject(options)) throw new TypeError(`extractArtifacts: options must be an object with threadId (got ${options === null ? "null" : typeof options})`);
   const unknown = unknownOptionProblem(options, EXTRACT_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`extractArtifacts: ${unknown}`);
-  const threadId = read(options, "threadId");
+  const threadId = option(options, "threadId");
   if (typeof threadId !== "string" || threadId === "") {
     throw new TypeError(`extractArtifacts: options.threadId must be a non-empty string (got ${threadId === "" ? '""' : typeof threadId})`);
   }
-  const callIndex = read(options, "callIndex") ?? 0;
+  const callIndex = option(options, "callIndex") ?? 0;
   if (!isIndex(callIndex)) {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   // Refused whether or not this result has text to scan.
-  const detectRefsInText = read(options, "detectRefsInText");
+  const detectRefsInText = option(options, "detectRefsInText");
   // The list's items read once too: it is checked and scanned as this copy.
-  const given = read(options, "sandboxPrefixes");
+  const given = option(options, "sandboxPrefixes");
   const sandboxPrefixes = prefixesSnapshot(given);
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
@@ -565,7 +569,7 @@ function checkedToolCallId(message: object): string {
 
 /** A callback option, or none. */
 function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options: ExtractOptions, name: K): ExtractOptions[K] {
-  const fn = read(options, name);
+  const fn = option(options, name);
   if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${name} must be a function (got ${typeof fn})`);
   return fn as ExtractOptions[K];
 }

@@ -1,5 +1,6 @@
-/** Shapes shared by the engine facade, extraction, the registry and the middleware. */
+/* Shapes shared by the engine facade, extraction, the registry and the middleware. */
 
+/** What an entry refers to: a `file` (a path or URL), an `image` (an image block's URL), a remote `task` id, or small structured `data` (its JSON as `real_ref`). */
 export type ArtifactType = "file" | "image" | "task" | "data";
 
 /** One registry entry (DESIGN §1). snake_case: persisted, read by the Python twin. */

@@ -108,6 +108,21 @@ describe("clear errors for bad input", () => {
     expect((await scanBatch(items.slice(0, 2), { pool: null } as never)).entries).toHaveLength(2);
   });
 
+  it("extractArtifacts passes on an option's getter that throws; scanText refuses options that are no object, and a bad prefix list with no text", () => {
+    // An option's getter that throws is the caller's error, passed on as it is (it became callIndex 0, or "got undefined").
+    const boom = new Error("the host's getter");
+    for (const key of ["threadId", "callIndex", "detectRefsInText", "sandboxPrefixes", "now"]) {
+      const options = Object.defineProperty({ threadId: "t" }, key, { enumerable: true, get: () => { throw boom; } });
+      expect(() => extractArtifacts(message, options as never)).toThrow(boom);
+    }
+    // A prefix passed bare is no options object; a bad prefix list fails with no text to scan too, as extraction's does.
+    expect(() => scanText("see /tmp/q.txt", "/tmp/" as never)).toThrow(new TypeError('scanText: options must be an object {sandboxPrefixes?} (got "/tmp/")'));
+    expect(() => scanText("see /tmp/q.txt", ["/tmp/"] as never)).toThrow(new TypeError("scanText: options must be an object {sandboxPrefixes?} (got an array)"));
+    expect(() => scanText("", { sandboxPrefixes: 5 } as never)).toThrow(/^scanText: sandboxPrefixes/);
+    expect(() => scanText(undefined, { sandboxPrefixes: [""] })).toThrow(new TypeError("scanText: a sandbox prefix must not be empty"));
+    expect(scanText("see /mnt/user-data/q.txt", null as never).map((r) => r.ref)).toEqual(["/mnt/user-data/q.txt"]);
+  });
+
   it("extractArtifacts, scanBatch, ScanPool and scanText refuse an option they do not know (a misspelt one would leave the default on)", async () => {
     // With the typo taken silently, text would be scanned: this result's path would be an entry.
     expect(() => extractArtifacts(message, { threadId: "t", detectRefInText: false } as never)).toThrow(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ToolArtifactsConfigError, parseToolArtifactsConfig, toolArtifactsConfigSchema } from "../src/config.js";
-import { toolArtifactsMiddleware } from "../src/middleware/index.js";
+import { captureMiddleware, projectionMiddleware, toolArtifactsMiddleware } from "../src/middleware/index.js";
+import { createTaskTool } from "../src/delegation.js";
 
 const DEFAULTS = {
   enabled: true,
@@ -115,8 +116,11 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     expect(fieldOf(() => parseToolArtifactsConfig([] as never))).toBe("(root)");
   });
 
-  it("names the root when a middleware's options are no object", () => {
-    expect(fieldOf(() => toolArtifactsMiddleware({}, null as never))).toBe("(root)");
+  it("names the function whose options are no object, not a config's root", () => {
+    expect(fieldOf(() => toolArtifactsMiddleware({}, null as never))).toBe("toolArtifactsMiddleware options");
+    expect(fieldOf(() => captureMiddleware({}, null as never))).toBe("captureMiddleware options");
+    expect(() => projectionMiddleware({}, 5 as never)).toThrow("Invalid tool-artifacts config: projectionMiddleware options: Invalid input: expected object, received number");
+    expect(fieldOf(() => createTaskTool(undefined as never))).toBe("createTaskTool options");
   });
 
   it("exposes the schema itself", () => {

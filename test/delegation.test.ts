@@ -183,6 +183,8 @@ describe("childThreadId", () => {
     expect(childThreadId("lead", "call_1")).toBe("lead/task/call_1");
     expect(childThreadId(undefined, "call_1")).toBe("detached/task/call_1");
     expect(childThreadId("", "call_1")).toBe("detached/task/call_1");
+    // A missing call id would give every delegation of a thread one child thread ("lead/task/undefined").
+    expect(() => childThreadId("lead", undefined as never)).toThrow(new TypeError("childThreadId: toolCallId must be a non-empty string (got undefined)"));
   });
 });
 

@@ -457,6 +457,20 @@ describe("projectionMiddleware", () => {
     expect(blockText((await turn(["tool_artifact_processed"])).seen)).toContain("## Ledger\n  ledger [&quot;k&quot;]");
   });
 
+  it("fails the call when a section's render returns something else than text or nothing (an async render's Promise was dropped on every call)", async () => {
+    const section = (render: () => unknown) => ({ options: { sections: [{ title: "Notes", render: render as () => string }] }, entries: [entry(1)] });
+    await expect(runTurn(section(async () => "notes"))).rejects.toThrow('projection: section "Notes": render must return a string, null or undefined (got a Promise: render is synchronous)');
+    await expect(runTurn(section(() => 42))).rejects.toThrow('projection: section "Notes": render must return a string, null or undefined (got number 42)');
+    // Nothing leaves the section out, as before.
+    expect(blockText((await runTurn(section(() => null))).seen)).not.toContain("## Notes");
+  });
+
+  it("refuses a built-in section's key or title that is no text when it is made, not at the projection", () => {
+    expect(() => stateTextSection(undefined as never, "Notes")).toThrow(new TypeError("stateTextSection: key must be a non-empty string (got undefined)"));
+    expect(() => stateTextSection("notes", 5 as never)).toThrow(new TypeError("stateTextSection: title must be a non-empty string (got number 5)"));
+    expect(() => conversationSummarySection("")).toThrow(new TypeError('conversationSummarySection: title must be a non-empty string (got "")'));
+  });
+
   it("takes any state key for a section, an Object.prototype name included", async () => {
     const { seen } = await runTurn({ entries: [entry(1)], options: { sections: [stateTextSection("constructor", "Odd key")] } });
     expect(blockText(seen)).toContain("## Available artifact handles");

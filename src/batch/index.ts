@@ -42,6 +42,7 @@ export function sliceSize(items: number, threads: number): number {
   return Math.min(MAX_SLICE_ITEMS, Math.ceil(items / (threads * SLICES_PER_THREAD)));
 }
 
+/** The options of `scanBatch`: where it scans, and the extraction options every item gets; unknown keys are refused. */
 export interface ScanBatchOptions extends ScanOptions {
   /**
    * The pool for large batches. Default: one shared pool of
@@ -63,6 +64,7 @@ export interface ScanBatchOptions extends ScanOptions {
 
 const SCAN_BATCH_OPTIONS = ["pool", "poolThreshold", "callingThreadScans", "detectRefsInText", "sandboxPrefixes", "createdAt"] as const satisfies readonly (keyof ScanBatchOptions)[];
 
+/** What `scanBatch` resolves to: per item, in input order, its entries; the failed and the skipped items by index. */
 export interface BatchResult {
   /** `entries[i]` are the entries of `items[i]` (empty when it failed). */
   entries: ArtifactEntry[][];

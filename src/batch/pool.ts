@@ -12,6 +12,7 @@ import { errorMessage, WorkerStartError } from "./errors.js";
 import { describeValue, unknownOptionProblem } from "../types.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
+/** The options of `new ScanPool(options)`; unknown keys are refused. */
 export interface ScanPoolOptions {
   /** Worker threads at most. Default: `os.availableParallelism()`. */
   threads?: number;
@@ -70,6 +71,22 @@ function allowWorkerListeners(workers: number): void {
   }
 }
 
+/**
+ * A pool of worker threads for `scanBatch`, one engine per worker. Workers
+ * start at the first large batch and exit after `idleTimeoutMs` idle; a
+ * worker that crashes fails only its items and is replaced. `close()` ends
+ * it, after which the process can exit by itself.
+ *
+ * @example
+ * ```ts
+ * const pool = new ScanPool({ threads: 4 });
+ * try {
+ *   const { entries, errors } = await scanBatch(items, { pool });
+ * } finally {
+ *   await pool.close();
+ * }
+ * ```
+ */
 export class ScanPool {
   readonly threads: number;
   /** Buffers for tasks and results; workers send back what they were sent. */

@@ -32,6 +32,7 @@ export interface HandleSeed {
   occurrenceId?: string | null;
 }
 
+/** What a ledger key records: a tool result read, or a tool call whose handles were counted. */
 export type OccurrenceKind = "result" | "call";
 
 /** What `occurrenceKey` takes, one object per key. */
@@ -363,8 +364,9 @@ function utf8Length(s: string): number {
 /**
  * The handle of one artifact: `"art_"` + the first 8 hex digits of SHA-256 over
  * `threadId:toolCallId:callIndex:ordinal`, with `:occurrenceId` appended when
- * an occurrence id is given (null/undefined = not given). See the module
- * comment for lone surrogates.
+ * an occurrence id is given (null/undefined = not given). Ids reach SHA-256
+ * as UTF-8, where a lone surrogate becomes U+FFFD: two ids that differ only
+ * in their lone surrogates give the same handle.
  *
  * @throws TypeError when an id is not a string or an index is not a
  *   non-negative integer.
@@ -566,8 +568,8 @@ function keyChunk(list: readonly unknown[], from: number, to: number): string[] 
 }
 
 /**
- * Lowercase hex SHA-256 of the UTF-8 of `text` (lone surrogates hash as
- * U+FFFD, see the module comment).
+ * Lowercase hex SHA-256 of the UTF-8 of `text` (a lone surrogate hashes as
+ * U+FFFD, as `TextEncoder` writes it).
  *
  * @throws TypeError when `text` is not a string.
  */

@@ -7,7 +7,7 @@
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
-import { displayName, prefixesSnapshot, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
+import { describeValue, displayName, prefixesSnapshot, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
 import { engine, memoryView, onRebuild, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
@@ -197,11 +197,16 @@ function encodeText(x: ScanExports, text: string, base: number): number {
  * cannot grow its memory; the next call works.
  */
 export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
-  // A misspelt option (`sandboxPrefix`) would leave the default prefix on unsaid.
-  const unknown = typeof options === "object" && options !== null ? unknownOptionProblem(options, ["sandboxPrefixes"]) : undefined;
+  // A prefix passed bare (`scanText(text, "/tmp/")`), or a misspelt option
+  // (`sandboxPrefix`), would leave the default prefix on unsaid.
+  if (options != null && (typeof options !== "object" || Array.isArray(options))) {
+    throw new TypeError(`scanText: options must be an object {sandboxPrefixes?} (got ${Array.isArray(options) ? "an array" : describeValue(options)})`);
+  }
+  const unknown = options == null ? undefined : unknownOptionProblem(options, ["sandboxPrefixes"]);
   if (unknown !== undefined) throw new TypeError(`scanText: ${unknown}`);
+  // Checked whether or not there is text, as extraction checks its options.
+  const prefixes = encodePrefixes(options ?? undefined);
   if (typeof text !== "string" || text === "") return [];
-  const prefixes = encodePrefixes(options);
   releaseMemoryFor(3 * text.length);
   return scanEncoded(text, prefixes);
 }

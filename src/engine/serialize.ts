@@ -53,6 +53,7 @@ const UNDER_KEY = 1; // the value of a known key
 const LIST_ITEM = 2; // directly inside a list that is the value of a known key
 type Place = typeof PLAIN | typeof UNDER_KEY | typeof LIST_ITEM;
 
+/** Why a structured payload was rejected whole: over the node budget, over the depth budget, or not JSON (a cycle, a BigInt). */
 export type WalkRejection = "nodes" | "depth" | "invalid";
 
 export type BoundedJson =

@@ -52,6 +52,7 @@ export const captureOptionsSchema = z
   })
   .strict();
 
+/** The options of `captureMiddleware` beside its config. */
 export type CaptureOptions = z.input<typeof captureOptionsSchema>;
 
 /**
@@ -512,7 +513,7 @@ function captureRound(
  */
 export function captureMiddleware(input?: ToolArtifactsConfigSource, options: CaptureOptions = {}) {
   const config = parseToolArtifactsConfig(input);
-  const extract = parseOptions(captureOptionsSchema, options).extract ?? extractArtifacts;
+  const extract = parseOptions(captureOptionsSchema, options, { root: "captureMiddleware options" }).extract ?? extractArtifacts;
   const views = new ThreadViews();
   let warned = false;
   /** Once per middleware: without a thread id nothing is captured, and the model never sees a handle. */

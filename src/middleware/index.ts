@@ -26,6 +26,7 @@ const toolArtifactsMiddlewareOptionsSchema = z
   })
   .strict();
 
+/** The second argument of `toolArtifactsMiddleware`: the capture and projection middlewares' own options. */
 export type ToolArtifactsMiddlewareOptions = z.input<typeof toolArtifactsMiddlewareOptionsSchema>;
 
 type Capture = ReturnType<typeof captureMiddleware>;
@@ -72,7 +73,7 @@ export function toolArtifactsMiddleware(
   options: ToolArtifactsMiddlewareOptions = {},
 ): ToolArtifactsMiddleware {
   const parsed = parseToolArtifactsConfig(config);
-  parseOptions(toolArtifactsMiddlewareOptionsSchema, options);
+  parseOptions(toolArtifactsMiddlewareOptionsSchema, options, { root: "toolArtifactsMiddleware options" });
   const capture = captureMiddleware(parsed, options.capture);
   const resolution = resolutionMiddleware(parsed);
   const projection = projectionMiddleware(parsed, options.projection);

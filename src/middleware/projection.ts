@@ -30,7 +30,7 @@ import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
-import type { ArtifactEntry } from "../types.js";
+import { describeValue, type ArtifactEntry } from "../types.js";
 
 export const PROJECTION_MIDDLEWARE_NAME = "tool-artifacts-projection";
 export const CONTEXT_BLOCK_TAG = "durable_context_data";
@@ -82,6 +82,10 @@ export interface ContextSection {
   render(view: SectionView): string | null | undefined;
 }
 
+function checkSectionText(value: unknown, what: string): void {
+  if (typeof value !== "string" || value === "") throw new TypeError(`${what} must be a non-empty string (got ${describeValue(value)})`);
+}
+
 /** Label a `summarizationMiddleware` gives the message that replaces compacted history. */
 const SUMMARY_SOURCE = "summarization";
 
@@ -90,6 +94,7 @@ const SUMMARY_SOURCE = "summarization";
  * next to the handles so the two travel together.
  */
 export function conversationSummarySection(title = "Conversation summary"): ContextSection {
+  checkSectionText(title, "conversationSummarySection: title");
   return {
     title,
     render: ({ messages }) => {
@@ -111,6 +116,9 @@ export function conversationSummarySection(title = "Conversation summary"): Cont
  * replace the value instead of going through the reducer.
  */
 export function stateTextSection(key: string, title: string): ContextSection {
+  // Checked here rather than at the projection, which could only say "sections[i]".
+  checkSectionText(key, "stateTextSection: key");
+  checkSectionText(title, "stateTextSection: title");
   return {
     title,
     stateKeys: [key],
@@ -170,6 +178,7 @@ export const projectionOptionsSchema = z
     }
   });
 
+/** The options of `projectionMiddleware` beside its config: character budgets and host sections. */
 export type ProjectionOptions = z.input<typeof projectionOptionsSchema>;
 
 type Redactor = (text: string) => string;
@@ -472,8 +481,10 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
 /**
  * Create the projection middleware.
  *
- * @param config the parsed `ToolArtifactsConfig`; projection runs when
- *   `enabled && injectModelContext` and the registry holds a usable entry.
+ * @param input the configuration: camelCase options, a config file's
+ *   `tool_artifacts` section, a parsed `ToolArtifactsConfig`, or nothing
+ *   (defaults); projection runs when `enabled && injectModelContext` and the
+ *   registry holds a usable entry.
  * @param options budgets and host sections.
  *
  * @example
@@ -494,7 +505,7 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  */
 export function projectionMiddleware(input?: ToolArtifactsConfigSource, options: ProjectionOptions = {}) {
   const config = parseToolArtifactsConfig(input);
-  const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options);
+  const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
   const render: RenderOptions = { redact: createRedactor(config.piiRules), ...budgets };
   const active = config.enabled && config.injectModelContext;
   const notice = untrustedDataNotice(config.enabled && config.resolveHandlesInArgs);
@@ -511,8 +522,11 @@ export function projectionMiddleware(input?: ToolArtifactsConfigSource, options:
       const view: SectionView = { state, messages: request.messages, runtime: request.runtime };
       const host: Array<{ title: string; body: string }> = [];
       for (const section of sections) {
-        const body = section.render(view);
+        const body: unknown = section.render(view);
         if (typeof body === "string") host.push({ title: section.title, body });
+        // Anything else is the host's bug, said at the first call: dropped, an
+        // async render (a Promise) would leave its section out of every block.
+        else if (body != null) throw new TypeError(`projection: section ${JSON.stringify(section.title)}: render must return a string, null or undefined (got ${body instanceof Promise ? "a Promise: render is synchronous" : describeValue(body)})`);
       }
       const block = renderContextBlock(registry, host, render);
 

@@ -23,6 +23,30 @@ export type ScriptedStep = ScriptedReply | ((messages: BaseMessage[]) => Scripte
 
 let replyCounter = 0;
 
+const REPLY_KEYS: readonly string[] = ["content", "tool_calls"] satisfies readonly (keyof ScriptedReply)[];
+
+/** `reply` checked: a misspelt key (`toolCalls`) would give an empty reply and a test that passes for the wrong reason. */
+function checkedReply(reply: unknown, where: string): ScriptedReply {
+  if (typeof reply !== "object" || reply === null || Array.isArray(reply)) throw new TypeError(`ScriptedChatModel: ${where} must be a reply {content?, tool_calls?}`);
+  const unknown = Object.keys(reply).find((key) => !REPLY_KEYS.includes(key));
+  if (unknown !== undefined) throw new TypeError(`ScriptedChatModel: ${where} has unknown key ${JSON.stringify(unknown)} (known: ${REPLY_KEYS.join(", ")})`);
+  return reply as ScriptedReply;
+}
+
+/**
+ * A chat model that answers from a script, one step per call, in order; once
+ * the script runs out it answers "done" with no tool calls (so an agent
+ * ends). Calls with no id get one.
+ *
+ * @example
+ * ```ts
+ * const model = new ScriptedChatModel([
+ *   { tool_calls: [{ name: "fetch_report", args: { year: 2024 } }] },
+ *   (messages) => ({ content: `read ${messages.length} messages` }),
+ * ]);
+ * const agent = createAgent({ model, tools: [fetchReport] });
+ * ```
+ */
 export class ScriptedChatModel extends BaseChatModel {
   /** Every message list the model was called with, in call order. */
   readonly seen: BaseMessage[][];
@@ -31,6 +55,10 @@ export class ScriptedChatModel extends BaseChatModel {
 
   constructor(script: ScriptedStep[], params: BaseChatModelParams = {}) {
     super(params);
+    if (!Array.isArray(script)) throw new TypeError("ScriptedChatModel: script must be an array of replies or functions of the messages");
+    script.forEach((step, i) => {
+      if (typeof step !== "function") checkedReply(step, `script[${i}]`);
+    });
     this.script = script;
     this.seen = [];
   }
@@ -52,7 +80,7 @@ export class ScriptedChatModel extends BaseChatModel {
   async _generate(messages: BaseMessage[]): Promise<ChatResult> {
     this.seen.push(messages);
     const step = this.script[this.next++];
-    const reply: ScriptedReply = step === undefined ? { content: "done" } : typeof step === "function" ? step(messages) : step;
+    const reply = step === undefined ? { content: "done" } : typeof step === "function" ? checkedReply(step(messages), `script[${this.next - 1}]'s reply`) : step;
     const id = `scripted-${process.pid}-${++replyCounter}`;
     const message = new AIMessage({
       id,
