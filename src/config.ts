@@ -213,7 +213,7 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * top-level sections and unknown keys of the section, which the Python
  * implementation may read, are ignored, unless near misses of an option).
  * The options a file cannot set (`piiRules`, `sandboxPrefixes`) are refused
- * in the section, in any spelling, and read beside it
+ * in the section, spelt so or nearly (`pii_rules`), and read beside it
  * (`{ ...fileConfig, piiRules }`); the section's own options there, or
  * camelCase in it, are refused.
  *
@@ -250,7 +250,7 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
       back.set(key, `tool_artifacts.${snake}`);
     }
   }
-  // A code-only option in the section, in any spelling: passed over, a file's
+  // A code-only option in the section, spelt so or nearly: passed over, a file's
   // PII rules would leave every label unredacted without a word.
   for (const [key, value] of Object.entries(section ?? {})) {
     const meant = value === undefined ? undefined : nearMiss(key, CODE_ONLY_KEYS);

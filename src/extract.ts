@@ -51,7 +51,8 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { arrayItems, describeValue, displayName, isIndex, prefixesSnapshot, sameKey, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
+import { messageFields, misspeltToolCallId, TOOL_MESSAGE_TYPES } from "./batch/items.js";
+import { arrayItems, describeValue, displayName, isIndex, prefixesSnapshot, read, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
 export interface ToolMessageLike {
@@ -114,16 +115,6 @@ const MAX_JSON_TEXT = 1 << 20;
 /** The block types read here: the only ones a JSON string content is taken as. */
 const BLOCK_TYPES: ReadonlySet<unknown> = new Set(["text", "file", "image", "image_url"]);
 const NOT_JSON = Symbol("not JSON");
-
-/** Property read that survives throwing getters and revoked proxies. */
-export function read(value: unknown, key: string): unknown {
-  if (value === null || typeof value !== "object") return undefined;
-  try {
-    return (value as Record<string, unknown>)[key];
-  } catch {
-    return undefined;
-  }
-}
 
 /** A snapshot of an array's items; undefined for non-arrays and for arrays
  * that cannot be read (revoked proxies, throwing traps, absurd lengths).
@@ -544,29 +535,6 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
   };
 }
 
-/**
- * The tool_call_id of a message that is a tool result (none given: the empty
- * string, DESIGN §2: id-less callers then tell results apart by callIndex);
- * throws for a caller's mistake. A key that spells tool_call_id otherwise
- * (`toolCallId`) would leave every such result seeded alike, so a handle
- * would name whichever result was registered last; another kind of message
- * (a HumanMessage, `{type: "ai"}`) is no result at all.
- */
-function checkedToolCallId(message: object): string {
-  const type = read(message, "type");
-  if (typeof type === "string" && type !== "tool") throw new TypeError(`extractArtifacts: message is not a tool result (its type is ${describeValue(type)})`);
-  const toolCallId = read(message, "tool_call_id");
-  if (typeof toolCallId === "string") return toolCallId;
-  let meant: string | undefined;
-  try {
-    meant = Object.keys(message).find((key) => key !== "tool_call_id" && sameKey(key, "tool_call_id"));
-  } catch {
-    // A revoked proxy: odd data, read as giving no id.
-  }
-  if (meant !== undefined) throw new TypeError(`extractArtifacts: the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
-  return "";
-}
-
 /** A callback option, or none. */
 function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options: ExtractOptions, name: K): ExtractOptions[K] {
   const fn = option(options, name);
@@ -583,12 +551,18 @@ function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options
  * const entries = extractArtifacts(toolMessage, { threadId: "thread-1" });
  * // [{ handle: "art_…", artifact_type: "file", real_ref: "/mnt/user-data/report.pdf", … }]
  */
-export function extractArtifacts(message: ToolMessage | ToolMessageLike, options: ExtractOptions): ArtifactEntry[] {
+export function extractArtifacts(given: ToolMessage | ToolMessageLike, options: ExtractOptions): ArtifactEntry[] {
   const checked = checkOptions(options);
   const { threadId, callIndex } = checked;
-  if (!isObject(message)) return [];
-  const toolCallId = checkedToolCallId(message);
+  if (!isObject(given)) return [];
+  const message = messageFields(given);
+  const type = read(message, "type");
+  if (typeof type === "string" && !TOOL_MESSAGE_TYPES.has(type)) throw new TypeError(`extractArtifacts: message is not a tool result (its type is ${describeValue(type)})`);
   if (read(message, "status") === "error") return [];
+  const meant = misspeltToolCallId(given);
+  if (meant !== undefined) throw new TypeError(`extractArtifacts: the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
+  // None given: the empty string (DESIGN §2); id-less callers tell results apart by callIndex.
+  const toolCallId = asString(read(message, "tool_call_id")) ?? "";
   const toolName = asString(read(message, "name")) || "unknown";
   const occurrenceId = occurrenceIdOf(read(message, "id"));
   const content = read(message, "content");

@@ -112,7 +112,8 @@ export function sandboxPrefixesProblem(prefixes: unknown): string | undefined {
  * which would otherwise be dropped without a word and leave the default on.
  */
 export function unknownOptionProblem(options: object, known: readonly string[]): string | undefined {
-  const key = Object.keys(options).find((k) => !known.includes(k));
+  // A key set to undefined is no option, as everywhere (`{...defaults, typo: undefined}`).
+  const key = Object.keys(options).find((k) => !known.includes(k) && (options as Record<string, unknown>)[k] !== undefined);
   return key === undefined ? undefined : `unknown option ${JSON.stringify(key)} (known: ${known.join(", ")})`;
 }
 
@@ -260,4 +261,14 @@ export function arraySlots(array: readonly unknown[]): { length: number; slots: 
 export function arrayItems(array: readonly unknown[]): unknown[] {
   const { length, slots } = arraySlots(array);
   return slots === null ? Array.prototype.slice.call(array, 0, length) : slots.map((i) => array[i]);
+}
+
+/** Property read that survives throwing getters and revoked proxies. */
+export function read(value: unknown, key: string): unknown {
+  if (value === null || typeof value !== "object") return undefined;
+  try {
+    return (value as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
 }

@@ -312,8 +312,11 @@ describe("scanBatch", () => {
     items[156] = { threadId: "t", message: { tool_call_id: "c156", content: "/mnt/user-data/f156.txt" }, source: "archive 3", call_index: 2, callIndex: 2 };
     // Near callIndex, but no spelling of it: a host's own; a key set to undefined is none.
     items[157] = { threadId: "t", message: { tool_call_id: "c157", content: "/mnt/user-data/f157.txt" }, cellIndex: 4, col_index: 1, call_index_v2: 3, call_index: undefined };
+    // tool_call_id spelt otherwise: every such result would share its handles (extractArtifacts refuses it too).
+    items[158] = { threadId: "t", message: { toolCallId: "c158", content: "/mnt/user-data/f158.txt" } };
     const result = await scanBatch(items as BatchItem[], { pool, createdAt: CREATED_AT, poolThreshold });
-    expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152, 154, 155]);
+    expect(result.errors.map((e) => e.index)).toEqual([3, 150, 151, 152, 154, 155, 158]);
+    expect(result.errors[6].error).toMatch(/^item 158 \(thread "t"\): the message has "toolCallId"; did you mean tool_call_id\?$/);
     expect(result.errors[4].error).toMatch(/^item 154 \(tool call "c154"\): unknown key "thread_id"; did you mean threadId\?$/);
     expect(result.errors[5].error).toMatch(/^item 155 \(thread "t", tool call "c155"\): unknown key "callindex"; did you mean callIndex\?$/);
     expect(result.entries[156].map((e) => [e.real_ref, e.call_index])).toEqual([["/mnt/user-data/f156.txt", 2]]);
@@ -322,9 +325,9 @@ describe("scanBatch", () => {
     expect(result.errors[0].error).toMatch(/^item 3 \(thread "", tool call "c3"\): threadId must be a non-empty string/);
     expect(result.errors[1].error).toMatch(/^item 150: an item must be an object/);
     expect(result.errors[3].error).toMatch(/callIndex must be a non-negative integer/);
-    for (const i of [3, 150, 151, 152, 154, 155]) expect(result.entries[i]).toEqual([]);
+    for (const i of [3, 150, 151, 152, 154, 155, 158]) expect(result.entries[i]).toEqual([]);
     expect(result.entries[153].map((e) => e.real_ref)).toEqual(["/mnt/user-data/cyclic.txt"]);
-    const good = items.map((item, i) => ([3, 150, 151, 152, 153, 154, 155, 156, 157].includes(i) ? undefined : (item as BatchItem)));
+    const good = items.map((item, i) => ([3, 150, 151, 152, 153, 154, 155, 156, 157, 158].includes(i) ? undefined : (item as BatchItem)));
     good.forEach((item, i) => {
       if (item) expect(result.entries[i]).toEqual(expected([item])[0]);
     });

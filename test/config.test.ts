@@ -150,7 +150,7 @@ describe("parseToolArtifactsConfig: snake_case config-file section", () => {
     expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 200 }, piiRules: "nonsense" } as never))).toBe("piiRules");
   });
 
-  it("refuses the options a file cannot set inside its section, in any spelling: passed over, a file's PII rules would redact nothing", () => {
+  it("refuses the options a file cannot set inside its section, spelt so or nearly: passed over, a file's PII rules would redact nothing", () => {
     const rules = [{ piiType: "email" }];
     for (const key of ["pii_rules", "piiRules", "PII_RULES", "pii_rule"]) {
       expect(fieldOf(() => parseToolArtifactsConfig({ tool_artifacts: { max_entries: 20, [key]: rules } } as never))).toBe(`tool_artifacts.${key}`);

@@ -762,6 +762,25 @@ describe("a message that says it is no tool result", () => {
     expect(() => extract({ content: "/mnt/user-data/a.txt", [key]: "call_1" })).toThrow(`extractArtifacts: the message has "${key}"; did you mean tool_call_id?`);
   });
 
+  it("takes the serialized and stored forms of a ToolMessage, and Python's chunk type, as the message (a serialized one was refused, or read as no result)", () => {
+    const message = new ToolMessage({ content: "/mnt/user-data/a.txt", tool_call_id: "c", id: "m-1", name: "read" });
+    const want = extract(message);
+    expect(want).toHaveLength(1);
+    expect(extract(JSON.parse(JSON.stringify(message)))).toEqual(want);
+    expect(extract({ type: "tool", data: { content: "/mnt/user-data/a.txt", tool_call_id: "c", id: "m-1", name: "read" } })).toEqual(want);
+    expect(extract({ type: "ToolMessageChunk", content: "/mnt/user-data/a.txt", tool_call_id: "c", id: "m-1", name: "read" })).toEqual(want);
+    // Another class serialized is another kind of message; a misspelt id inside kwargs is seen too.
+    expect(() => extract(JSON.parse(JSON.stringify(new AIMessage("/mnt/user-data/a.txt"))))).toThrow('extractArtifacts: message is not a tool result (its type is "AIMessage")');
+    const serialized = JSON.parse(JSON.stringify(message));
+    serialized.kwargs = { content: "/mnt/user-data/a.txt", toolCallId: "c" };
+    expect(() => extract(serialized)).toThrow('extractArtifacts: the message has "toolCallId"; did you mean tool_call_id?');
+  });
+
+  it("reads a near miss given as undefined as no key, and an error result as none before asking", () => {
+    expect(extract({ content: "/mnt/user-data/a.txt", toolCallId: undefined })).toEqual(extract({ content: "/mnt/user-data/a.txt" }));
+    expect(extract({ content: "/mnt/user-data/a.txt", toolCallId: "c", status: "error" })).toEqual([]);
+  });
+
   it("is not a ToolMessage, a {type: 'tool'} object, or one without tool_call_id and without a near miss", () => {
     const a = extract(new ToolMessage({ content: "/mnt/user-data/a.txt", tool_call_id: "c" }));
     expect(extract({ type: "tool", content: "/mnt/user-data/a.txt", tool_call_id: "c" })).toEqual(a);

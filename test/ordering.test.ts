@@ -219,6 +219,8 @@ describe("orderMiddleware: malformed lists and inherited names", () => {
     // Spelt right, the same constraint moves the audit inside resolution.
     expect(names(orderMiddleware([mw("sandbox-audit"), resolution()]))).toEqual(["tool-artifacts-resolution", "sandbox-audit"]);
     expect(names(orderMiddleware([mw("a")], null as never))).toEqual(["a"]);
+    // A key set to undefined is none, as in every options object of the package.
+    expect(names(orderMiddleware([resolution(), raw("logging", { befor: undefined, before: ["tool-artifacts-resolution"] })]))).toEqual(["logging", "tool-artifacts-resolution"]);
   });
 
   it("takes a middleware named like an Object.prototype member by its name, and a PII type with a line break as pii", () => {

@@ -511,6 +511,15 @@ describe("projectionMiddleware", () => {
     expect(() => projectionMiddleware(config, { artifactBudgetChars: 10 })).toThrow(configError("artifactBudgetChars"));
     expect(() => projectionMiddleware(config, { sections: [{ title: "x" } as never] })).toThrow(configError("sections[0]"));
     expect(() => projectionMiddleware(config, { budget: 1 } as never)).toThrow(configError("budget"));
+    // A section's stateKeys spelt otherwise would leave its channel undeclared and the section empty on every call.
+    const render = () => "notes";
+    expect(() => projectionMiddleware(config, { sections: [{ title: "Notes", stateKey: ["notes"], render } as never] })).toThrow(
+      'Invalid tool-artifacts config: sections[0]: unknown key "stateKey"; did you mean stateKeys?',
+    );
+    expect(() => projectionMiddleware(config, { sections: [{ title: "", render }] })).toThrow("sections[0]: title must be a non-empty string");
+    expect(() => projectionMiddleware(config, { sections: [{ title: "Notes", stateKeys: "notes" as never, render }] })).toThrow("sections[0]: stateKeys must be an array of channel names");
+    // The host's own keys stay the host's.
+    expect(projectionMiddleware(config, { sections: [{ title: "Notes", render, id: 7 } as never] }).name).toBe("tool-artifacts-projection");
   });
 
   it("takes config as toolArtifactsMiddleware does: unparsed or none, bad values named, not a TypeError", () => {

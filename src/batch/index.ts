@@ -10,7 +10,7 @@
 import { availableParallelism } from "node:os";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
-import { isOtherMessage, normalizeItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
+import { isOtherMessage, normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
 import { MIN_CORES_FOR_SHARED_POOL } from "./threads.js";
@@ -126,7 +126,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   };
   const scanHere = (i: number) => {
     try {
-      const item = normalizeItem(batch[i]);
+      const item = normalizeBatchItem(batch[i]);
       if (!skip(i, item)) entries[i] = scanNormalized(item, scan);
     } catch (err) {
       entries[i] = [];
@@ -160,7 +160,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     for (let i = first; i < end; i++) {
       const written = records.length;
       try {
-        const item = normalizeItem(batch[i]);
+        const item = normalizeBatchItem(batch[i]);
         if (skip(i, item)) continue;
         writeItem(item, records);
       } catch {

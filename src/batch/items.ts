@@ -6,8 +6,7 @@
  * wire.
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
-import { read } from "../extract.js";
-import { isIndex, isStructuredResponseMessage, nearMiss, sameKey } from "../types.js";
+import { isIndex, isStructuredResponseMessage, nearMiss, read, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -42,8 +41,8 @@ function serializedClass(value: Json): string | undefined {
 }
 
 const TOOL_CLASSES: ReadonlySet<string> = new Set(["ToolMessage", "ToolMessageChunk"]);
-/** A stored tool message's `type`: JS writes "tool" for either class, Python a chunk's class name. */
-const STORED_TOOL_TYPES: ReadonlySet<string> = new Set(["tool", "ToolMessageChunk"]);
+/** A tool message's `type`: JS writes "tool" for either class, Python a chunk's class name. */
+export const TOOL_MESSAGE_TYPES: ReadonlySet<string> = new Set(["tool", "ToolMessageChunk"]);
 
 /**
  * `{type: "tool", data: {content, tool_call_id, …}}`: LangChain's stored form
@@ -65,12 +64,40 @@ function storedData(value: Json): Json | undefined {
  */
 function kindOf(message: Json, readRole: boolean, cls = serializedClass(message), stored = cls === undefined ? storedData(message) : undefined): string | undefined {
   if (cls !== undefined) return TOOL_CLASSES.has(cls) ? "tool" : cls;
-  if (stored !== undefined) return STORED_TOOL_TYPES.has(message.type as string) ? "tool" : (message.type as string);
+  if (stored !== undefined) return TOOL_MESSAGE_TYPES.has(message.type as string) ? "tool" : (message.type as string);
   const type = read(message, "type");
   if (typeof type === "string") return type;
   if (typeof read(message, "tool_call_id") === "string") return "tool";
   const role = readRole ? read(message, "role") : undefined;
   return typeof role === "string" ? role : undefined;
+}
+
+/**
+ * A message as extraction reads it: a serialized (`{lc: 1, …}`) or stored
+ * (`{type, data}`) message as its plain fields, its kind as `type`; any other
+ * object as it is (a ToolMessage's fields are read where they are).
+ */
+export function messageFields(message: object): object {
+  try {
+    return serializedClass(message as Json) === undefined && storedData(message as Json) === undefined ? message : plainToolMessage(message as Json);
+  } catch {
+    return message; // a revoked proxy, a throwing getter: odd data, read field by field as it is
+  }
+}
+
+/**
+ * The key of `message` (any accepted shape) that spells tool_call_id
+ * otherwise (`toolCallId`), when it gives no tool_call_id: a caller's
+ * mistake, which would seed every such result's handles alike. Never throws.
+ */
+export function misspeltToolCallId(message: object): string | undefined {
+  try {
+    const source = (serializedClass(message as Json) !== undefined ? (message as Json).kwargs : (storedData(message as Json) ?? message)) as Json;
+    if (typeof read(source, "tool_call_id") === "string") return undefined;
+    return Object.keys(source).find((key) => key !== "tool_call_id" && sameKey(key, "tool_call_id") && read(source, key) !== undefined);
+  } catch {
+    return undefined; // a revoked proxy: odd data, read as giving no id
+  }
 }
 
 /** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
@@ -154,6 +181,19 @@ export function normalizeItem(item: unknown): NormalizedItem {
   if (!isObject(message)) throw new TypeError("message must be an object");
   if (!isIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
   return { threadId, callIndex, message: plainToolMessage(message) };
+}
+
+/**
+ * `normalizeItem` for `scanBatch`, which also refuses a message that spells
+ * tool_call_id otherwise, as `extractArtifacts` does. Archive lines keep
+ * theirs (the line number tells such results apart, and the engine's line
+ * path reads lines the same way).
+ */
+export function normalizeBatchItem(item: unknown): NormalizedItem {
+  const normalized = normalizeItem(item);
+  const meant = misspeltToolCallId((item as Json).message as object);
+  if (meant !== undefined) throw new TypeError(`the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
+  return normalized;
 }
 
 /**

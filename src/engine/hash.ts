@@ -10,7 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
-import { describeValue, isIndex, nearMiss } from "../types.js";
+import { describeValue, isIndex, sameKey } from "../types.js";
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
@@ -164,21 +164,26 @@ const KEY_SEED_KEYS = ["kind", "threadId", "messageId", "toolCallId", "index"] a
 const KEY_OPTIONAL_KEYS: readonly string[] = ["messageId"];
 
 /**
- * `seed` as an object. A key that is a near miss of an optional field the
- * seed lacks (`occurenceId`, `messageID`) is refused: read as not given, it
- * would give another handle or ledger key without a word. A required field
- * spelt otherwise fails as missing; other keys are the host's own.
+ * `seed` as an object. An own key that spells an optional field the seed
+ * lacks in another case or with separators (`occurrence_id`, `messageID`) is
+ * refused: read as not given, it would give another handle or ledger key
+ * without a word. Nearer spellings only, as for a batch item's callIndex: a
+ * host's own keys come near the names (`original`, `message`). A required
+ * field spelt otherwise fails as missing.
  */
 function checkSeed(seed: unknown, op: string, i: number, known: readonly string[], optional: readonly string[]): Record<string, unknown> {
   if (typeof seed !== "object" || seed === null) {
     throw new TypeError(`${op}: seeds[${i}] must be an object, got ${describeValue(seed)}`);
   }
-  for (const key in seed) {
+  const fields = seed as Record<string, unknown>;
+  // Capture's seeds give every field: no key is looked at.
+  if (optional.every((field) => fields[field] !== undefined)) return fields;
+  for (const key of Object.keys(fields)) {
     if (known.includes(key)) continue;
-    const meant = nearMiss(key, optional.filter((field) => (seed as Record<string, unknown>)[field] == null));
+    const meant = optional.find((field) => fields[field] === undefined && sameKey(key, field));
     if (meant !== undefined) throw new TypeError(`${op}: seeds[${i}] has ${JSON.stringify(key)}; did you mean ${meant}?`);
   }
-  return seed as Record<string, unknown>;
+  return fields;
 }
 
 // --- message texts ----------------------------------------------------------

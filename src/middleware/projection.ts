@@ -30,7 +30,7 @@ import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
-import { describeValue, type ArtifactEntry } from "../types.js";
+import { describeValue, nearMiss, type ArtifactEntry } from "../types.js";
 
 export const PROJECTION_MIDDLEWARE_NAME = "tool-artifacts-projection";
 export const CONTEXT_BLOCK_TAG = "durable_context_data";
@@ -131,10 +131,31 @@ export function stateTextSection(key: string, title: string): ContextSection {
   };
 }
 
-const sectionSchema = z.custom<ContextSection>(
-  (v) => typeof v === "object" && v !== null && typeof (v as ContextSection).title === "string" && typeof (v as ContextSection).render === "function",
-  "expected { title: string, render(view) }",
-);
+const SECTION_KEYS: readonly string[] = ["title", "stateKeys", "render"] satisfies readonly (keyof ContextSection)[];
+
+/**
+ * Why `value` cannot be a section (undefined: it can). A near miss of
+ * `stateKeys` (`stateKey`) would leave the channel undeclared, and the
+ * section empty on every call without a word.
+ */
+function sectionProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return "expected { title: string, render(view) }";
+  const section = value as Record<string, unknown>;
+  if (typeof section.title !== "string" || section.title === "") return "title must be a non-empty string";
+  if (typeof section.render !== "function") return "render must be a function";
+  const keys = section.stateKeys;
+  if (keys !== undefined && (!Array.isArray(keys) || !keys.every((key) => typeof key === "string" && key !== ""))) return "stateKeys must be an array of channel names";
+  for (const key of Object.keys(section)) {
+    const meant = SECTION_KEYS.includes(key) ? undefined : nearMiss(key, SECTION_KEYS.filter((name) => section[name] === undefined));
+    if (meant !== undefined) return `unknown key ${JSON.stringify(key)}; did you mean ${meant}?`;
+  }
+  return undefined;
+}
+
+const sectionSchema = z.custom<ContextSection>().superRefine((value, ctx) => {
+  const problem = sectionProblem(value);
+  if (problem !== undefined) ctx.addIssue({ code: "custom", message: problem });
+});
 
 /** Options of `projectionMiddleware` (the behaviour switches live in `ToolArtifactsConfig`). */
 export const projectionOptionsSchema = z

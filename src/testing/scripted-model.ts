@@ -24,12 +24,23 @@ export type ScriptedStep = ScriptedReply | ((messages: BaseMessage[]) => Scripte
 let replyCounter = 0;
 
 const REPLY_KEYS: readonly string[] = ["content", "tool_calls"] satisfies readonly (keyof ScriptedReply)[];
+const CALL_KEYS: readonly string[] = ["name", "args", "id", "type"];
 
 /** `reply` checked: a misspelt key (`toolCalls`) would give an empty reply and a test that passes for the wrong reason. */
 function checkedReply(reply: unknown, where: string): ScriptedReply {
   if (typeof reply !== "object" || reply === null || Array.isArray(reply)) throw new TypeError(`ScriptedChatModel: ${where} must be a reply {content?, tool_calls?}`);
   const unknown = Object.keys(reply).find((key) => !REPLY_KEYS.includes(key));
   if (unknown !== undefined) throw new TypeError(`ScriptedChatModel: ${where} has unknown key ${JSON.stringify(unknown)} (known: ${REPLY_KEYS.join(", ")})`);
+  const { content, tool_calls: calls } = reply as ScriptedReply;
+  if (content !== undefined && typeof content !== "string" && !Array.isArray(content)) throw new TypeError(`ScriptedChatModel: ${where}.content must be a string or content blocks`);
+  if (calls !== undefined && !Array.isArray(calls)) throw new TypeError(`ScriptedChatModel: ${where}.tool_calls must be an array`);
+  calls?.forEach((call, i) => {
+    const at = `${where}.tool_calls[${i}]`;
+    if (typeof call !== "object" || call === null || typeof call.name !== "string") throw new TypeError(`ScriptedChatModel: ${at} must be {name, args, id?}`);
+    if (typeof call.args !== "object" || call.args === null || Array.isArray(call.args)) throw new TypeError(`ScriptedChatModel: ${at}.args must be an object`);
+    const other = Object.keys(call).find((key) => !CALL_KEYS.includes(key));
+    if (other !== undefined) throw new TypeError(`ScriptedChatModel: ${at} has unknown key ${JSON.stringify(other)} (known: ${CALL_KEYS.join(", ")})`);
+  });
   return reply as ScriptedReply;
 }
 

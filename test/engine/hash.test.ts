@@ -548,10 +548,10 @@ describe("input validation", () => {
     // An optional field spelt otherwise would be read as not given: another handle or key without a word.
     [
       "handle seed occurrenceId spelt otherwise",
-      call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, occurenceId: "m" } as never])),
-      /^generateHandles: seeds\[0\] has "occurenceId"; did you mean occurrenceId\?$/,
+      call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, OccurrenceID: "m" } as never])),
+      /^generateHandles: seeds\[0\] has "OccurrenceID"; did you mean occurrenceId\?$/,
     ],
-    ["handle seed ordinal spelt otherwise", call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, ordinall: 2 } as never])), /seeds\[0\] has "ordinall"; did you mean ordinal\?/],
+    ["handle seed occurrenceId in snake case", call(() => generateHandles([{ threadId: "t", toolCallId: "c", callIndex: 0, occurrence_id: "m" } as never])), /seeds\[0\] has "occurrence_id"; did you mean occurrenceId\?/],
     [
       "key seed messageId spelt otherwise",
       call(() => occurrenceKeys([{ kind: "result", threadId: "t", toolCallId: "c", index: 3 }, { kind: "result", threadId: "t", messageID: "m1", toolCallId: "c", index: 3 } as never])),
@@ -562,9 +562,14 @@ describe("input validation", () => {
     expect(f).toThrow(message);
   });
 
-  it("takes a seed's other keys as the host's own, and a near miss beside the field it means as given", () => {
-    const seed = { threadId: "t", toolCallId: "c", callIndex: 0, occurrenceId: "m" };
-    expect(generateHandles([{ ...seed, rowId: 9, occurenceId: "x" } as never])).toEqual([generateHandle("t", "c", 0, 0, "m")]);
-    expect(occurrenceKeys([{ kind: "result", threadId: "t", messageId: null, toolCallId: "c", index: 2, note: "n" } as never])).toEqual([occurrenceKey("result", "t", null, "c", 2)]);
+  it("takes a seed's other keys as the host's own, even near a field's name, and another spelling beside the field as the host's", () => {
+    const seed = { threadId: "t", toolCallId: "c", callIndex: 0 };
+    // Own keys near the names, a misspelling no case or separator explains, an inherited key.
+    const hosts = Object.assign(Object.create({ occurrence_id: "x" }), seed, { original: 1, occurrence: 2, occurenceId: "x", message: {} });
+    expect(generateHandles([hosts])).toEqual([generateHandle("t", "c", 0)]);
+    expect(generateHandles([{ ...seed, occurrenceId: "m", occurrence_id: "x" } as never])).toEqual([generateHandle("t", "c", 0, 0, "m")]);
+    // A null messageId is given (no id), so message_id beside it is the host's.
+    const key = { kind: "result", threadId: "t", messageId: null, toolCallId: "c", index: 2 } as const;
+    expect(occurrenceKeys([{ ...key, message: {}, messages: [], message_id: "m" } as never])).toEqual([occurrenceKey("result", "t", null, "c", 2)]);
   });
 });

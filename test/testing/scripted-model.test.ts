@@ -7,6 +7,10 @@ describe("ScriptedChatModel", () => {
     expect(() => new ScriptedChatModel(undefined as never)).toThrow(new TypeError("ScriptedChatModel: script must be an array of replies or functions of the messages"));
     expect(() => new ScriptedChatModel("hello" as never)).toThrow(TypeError);
     expect(() => new ScriptedChatModel([{ content: "a" }, "b" as never])).toThrow(new TypeError("ScriptedChatModel: script[1] must be a reply {content?, tool_calls?}"));
+    expect(() => new ScriptedChatModel([{ tool_calls: [{ name: "t", arguments: {} }] } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].tool_calls[0].args must be an object"));
+    expect(() => new ScriptedChatModel([{ tool_calls: [{ name: "t", args: {}, callId: "c" }] } as never])).toThrow('script[0].tool_calls[0] has unknown key "callId"');
+    expect(() => new ScriptedChatModel([{ tool_calls: "t" } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].tool_calls must be an array"));
+    expect(() => new ScriptedChatModel([{ content: 5 } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].content must be a string or content blocks"));
     expect(() => new ScriptedChatModel([{ toolCalls: [{ name: "t", args: {} }] } as never])).toThrow(
       new TypeError('ScriptedChatModel: script[0] has unknown key "toolCalls" (known: content, tool_calls)'),
     );
