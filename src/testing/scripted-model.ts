@@ -37,7 +37,8 @@ function checkedReply(reply: unknown, where: string): ScriptedReply {
   calls?.forEach((call, i) => {
     const at = `${where}.tool_calls[${i}]`;
     if (typeof call !== "object" || call === null || typeof call.name !== "string") throw new TypeError(`ScriptedChatModel: ${at} must be {name, args, id?}`);
-    if (typeof call.args !== "object" || call.args === null || Array.isArray(call.args)) throw new TypeError(`ScriptedChatModel: ${at}.args must be an object`);
+    // Any value: a structured response of a string schema is a call whose args are a string.
+    if (call.args === undefined) throw new TypeError(`ScriptedChatModel: ${at}.args is missing`);
     const other = Object.keys(call).find((key) => !CALL_KEYS.includes(key));
     if (other !== undefined) throw new TypeError(`ScriptedChatModel: ${at} has unknown key ${JSON.stringify(other)} (known: ${CALL_KEYS.join(", ")})`);
   });
