@@ -1258,7 +1258,10 @@ function line(start: usize, end: usize, work: usize): u32 {
   } else if (has(K_TYPE)) {
     // items.ts's kindOf (no role read)
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
-    if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) return L_SKIPPED;
+    if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) {
+      // Python's dump of a chunk says its class: a tool result, rare enough for the host's path.
+      return tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL_MESSAGE_CHUNK) ? L_HOST : L_SKIPPED;
+    }
   } else if (slotKind(K_TOOL_CALL_ID) != V_STRING) return L_SKIPPED;
   // The answer to a structured response is marked in additional_kwargs
   // (src/types.ts's STRUCTURED_RESPONSE_MARK) and is no tool's result: a

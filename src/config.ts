@@ -7,7 +7,7 @@
 import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
 import { z } from "zod";
 import { DEFAULT_SANDBOX_PREFIXES } from "./engine/scan.js";
-import { nearMiss, sandboxPrefixesProblem } from "./types.js";
+import { misspeltField, nearMiss, sandboxPrefixesProblem } from "./types.js";
 
 /** A configuration value was rejected; `field` names it as the caller wrote it. */
 export class ToolArtifactsConfigError extends Error {
@@ -193,11 +193,8 @@ const unknownWithoutSection = (key: string) => {
 
 /** Throws for the first key of `given` (one set, as everywhere, is not undefined) that is a near miss of one of `options`. */
 function refuseNearMisses(given: object, options: readonly string[], field: (key: string) => string): void {
-  for (const [key, value] of Object.entries(given)) {
-    if (value === undefined || options.includes(key)) continue;
-    const meant = nearMiss(key, options);
-    if (meant !== undefined) throw new ToolArtifactsConfigError(field(key), unknownOption(meant));
-  }
+  const found = misspeltField(given, options, options);
+  if (found !== undefined) throw new ToolArtifactsConfigError(field(found.key), unknownOption(found.meant));
 }
 
 /**
@@ -252,9 +249,10 @@ export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & Fil
   }
   // A code-only option in the section, spelt so or nearly: passed over, a file's
   // PII rules would leave every label unredacted without a word.
-  for (const [key, value] of Object.entries(section ?? {})) {
-    const meant = value === undefined ? undefined : nearMiss(key, CODE_ONLY_KEYS);
-    if (meant !== undefined) throw new ToolArtifactsConfigError(`tool_artifacts.${key}`, `a config file's section cannot set ${meant}; pass it in code beside the section ({ ...file, ${meant} })`);
+  const codeOnly = misspeltField(section ?? {}, [], CODE_ONLY_KEYS);
+  if (codeOnly !== undefined) {
+    const { key, meant } = codeOnly;
+    throw new ToolArtifactsConfigError(`tool_artifacts.${key}`, `a config file's section cannot set ${meant}; pass it in code beside the section ({ ...file, ${meant} })`);
   }
   if (section) refuseNearMisses(section, Object.keys(FILE_KEYS), (key) => `tool_artifacts.${key}`);
   refuseNearMisses(options, OPTION_NAMES, (key) => key);

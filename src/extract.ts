@@ -51,7 +51,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { messageFields, misspeltToolCallId, TOOL_MESSAGE_TYPES } from "./batch/items.js";
+import { kindSaid, messageFields, refuseMisspeltToolCallId } from "./messages.js";
 import { arrayItems, describeValue, displayName, isIndex, prefixesSnapshot, read, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -555,12 +555,12 @@ export function extractArtifacts(given: ToolMessage | ToolMessageLike, options: 
   const checked = checkOptions(options);
   const { threadId, callIndex } = checked;
   if (!isObject(given)) return [];
+  // What the message says it is, as scanBatch reads it (its class, type or role).
+  const kind = kindSaid(given);
+  if (kind !== undefined && kind !== "tool") throw new TypeError(`extractArtifacts: message is not a tool result (it says ${describeValue(kind)})`);
   const message = messageFields(given);
-  const type = read(message, "type");
-  if (typeof type === "string" && !TOOL_MESSAGE_TYPES.has(type)) throw new TypeError(`extractArtifacts: message is not a tool result (its type is ${describeValue(type)})`);
   if (read(message, "status") === "error") return [];
-  const meant = misspeltToolCallId(given);
-  if (meant !== undefined) throw new TypeError(`extractArtifacts: the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
+  refuseMisspeltToolCallId(given, "extractArtifacts: ");
   // None given: the empty string (DESIGN §2); id-less callers tell results apart by callIndex.
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
   const toolName = asString(read(message, "name")) || "unknown";

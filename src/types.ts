@@ -155,6 +155,32 @@ export function nearMiss(key: string, options: readonly string[]): string | unde
   return options.find((option) => editDistance(bare(key), bare(option)) <= (bare(option).length >= 10 ? 3 : 2));
 }
 
+/** Whether `key` is a near miss of `field` (see nearMiss). */
+export const nearKey = (key: string, field: string): boolean => nearMiss(key, [field]) !== undefined;
+
+/**
+ * The first own key of `value` that is set (not undefined), is not one of
+ * `known`, and that `near` takes for one of `missing` (fields `value` does not
+ * give): the key and the field it was probably meant to be. Every check of
+ * the package for a misspelt key goes through here, so each passes over a
+ * host's own keys, inherited ones and undefined alike.
+ */
+export function misspeltField(
+  value: object,
+  known: readonly string[],
+  missing: readonly string[],
+  near: (key: string, field: string) => boolean = nearKey,
+): { key: string; meant: string } | undefined {
+  if (missing.length === 0) return undefined;
+  // for-in rather than Object.keys: no array per object (V8 caches a literal's keys).
+  for (const key in value) {
+    if (known.includes(key) || !Object.hasOwn(value, key) || (value as Record<string, unknown>)[key] === undefined) continue;
+    const meant = missing.find((field) => near(key, field));
+    if (meant !== undefined) return { key, meant };
+  }
+  return undefined;
+}
+
 /**
  * An ISO-8601 date and time in UTC (DESIGN §1), with seconds: what
  * `toISOString` writes (a year past 9999 in its six-digit form), or

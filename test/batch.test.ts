@@ -1392,6 +1392,25 @@ describe("packed line results: room for text", () => {
   });
 });
 
+describe("scanBatch and tool_call_id spelt otherwise", () => {
+  it("fails only a tool result that would be scanned: another kind of message is skipped and an error result gives nothing, as extractArtifacts does", async () => {
+    const items: BatchItem[] = [
+      { threadId: "t", message: { type: "ai", toolCallId: "c0", content: "/mnt/user-data/a.txt" } },
+      { threadId: "t", message: { status: "error", toolCallId: "c1", content: "/mnt/user-data/b.txt" } },
+      { threadId: "t", message: { toolCallId: "c2", content: "/mnt/user-data/c.txt" } },
+      { threadId: "t", message: { type: "ToolMessageChunk", tool_call_id: "c3", content: "/mnt/user-data/d.txt" } },
+    ];
+    const result = await scanBatch(items);
+    expect(result.skipped).toEqual([0]);
+    expect(result.errors.map((e) => e.index)).toEqual([2]);
+    expect(result.entries.map((e) => e.map((x) => x.real_ref))).toEqual([[], [], [], ["/mnt/user-data/d.txt"]]);
+    for (const [i, item] of items.entries()) {
+      if (i === 0 || i === 2) expect(() => extractArtifacts(item.message as never, { threadId: "t" })).toThrow(TypeError);
+      else expect(extractArtifacts(item.message as never, { threadId: "t" }).map((x) => x.real_ref)).toEqual(result.entries[i]!.map((x) => x.real_ref));
+    }
+  });
+});
+
 describe("ScanPool options of the wrong type", () => {
   it.each([
     [{ threads: "2" }, 'ScanPool: threads must be a positive integer, got "2"'],

@@ -754,8 +754,9 @@ describe("a message that says it is no tool result", () => {
     ["a HumanMessage", new HumanMessage("see /mnt/user-data/a.txt")],
     ["an AIMessage", new AIMessage("see /mnt/user-data/a.txt")],
     ["a plain {type: 'ai'}", { type: "ai", tool_call_id: "c", content: "/mnt/user-data/a.txt" }],
+    ["OpenAI's {role: 'assistant'}, as scanBatch skips it", { role: "assistant", content: "/mnt/user-data/a.txt" }],
   ])("is refused: %s", (_, m) => {
-    expect(() => extract(m)).toThrow(/^extractArtifacts: message is not a tool result \(its type is "(human|ai)"\)$/);
+    expect(() => extract(m)).toThrow(/^extractArtifacts: message is not a tool result \(it says "(human|ai|assistant)"\)$/);
   });
 
   it.each(["toolCallId", "toolCallID", "tool-call-id", "TOOL_CALL_ID"])("is refused with tool_call_id spelt %s, which would seed every such result alike", (key) => {
@@ -770,7 +771,7 @@ describe("a message that says it is no tool result", () => {
     expect(extract({ type: "tool", data: { content: "/mnt/user-data/a.txt", tool_call_id: "c", id: "m-1", name: "read" } })).toEqual(want);
     expect(extract({ type: "ToolMessageChunk", content: "/mnt/user-data/a.txt", tool_call_id: "c", id: "m-1", name: "read" })).toEqual(want);
     // Another class serialized is another kind of message; a misspelt id inside kwargs is seen too.
-    expect(() => extract(JSON.parse(JSON.stringify(new AIMessage("/mnt/user-data/a.txt"))))).toThrow('extractArtifacts: message is not a tool result (its type is "AIMessage")');
+    expect(() => extract(JSON.parse(JSON.stringify(new AIMessage("/mnt/user-data/a.txt"))))).toThrow('extractArtifacts: message is not a tool result (it says "AIMessage")');
     const serialized = JSON.parse(JSON.stringify(message));
     serialized.kwargs = { content: "/mnt/user-data/a.txt", toolCallId: "c" };
     expect(() => extract(serialized)).toThrow('extractArtifacts: the message has "toolCallId"; did you mean tool_call_id?');

@@ -518,8 +518,8 @@ describe("projectionMiddleware", () => {
     );
     expect(() => projectionMiddleware(config, { sections: [{ title: "", render }] })).toThrow("sections[0]: title must be a non-empty string");
     expect(() => projectionMiddleware(config, { sections: [{ title: "Notes", stateKeys: "notes" as never, render }] })).toThrow("sections[0]: stateKeys must be an array of channel names");
-    // The host's own keys stay the host's.
-    expect(projectionMiddleware(config, { sections: [{ title: "Notes", render, id: 7 } as never] }).name).toBe("tool-artifacts-projection");
+    // The host's own keys stay the host's, and a key set to undefined is none.
+    expect(projectionMiddleware(config, { sections: [{ title: "Notes", render, id: 7, stateKey: undefined } as never] }).name).toBe("tool-artifacts-projection");
   });
 
   it("takes config as toolArtifactsMiddleware does: unparsed or none, bad values named, not a TypeError", () => {

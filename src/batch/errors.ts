@@ -20,7 +20,7 @@ export interface LineFailure {
   reason: string;
 }
 
-import { toolCallIdOf } from "./items.js";
+import { toolCallIdOf } from "../messages.js";
 
 const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 

@@ -10,7 +10,8 @@
 import { availableParallelism } from "node:os";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
-import { isOtherMessage, normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
+import { isOtherMessage } from "../messages.js";
+import { normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
 import { ScanPool } from "./pool.js";
 import { MIN_CORES_FOR_SHARED_POOL } from "./threads.js";

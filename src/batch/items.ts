@@ -6,7 +6,8 @@
  * wire.
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
-import { isIndex, isStructuredResponseMessage, nearMiss, read, sameKey } from "../types.js";
+import { isObject, isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, type Json, type PlainToolMessage } from "../messages.js";
+import { isIndex, misspeltField, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -16,125 +17,6 @@ export interface BatchItem {
   message: unknown;
   callIndex?: number;
 }
-
-/** The fields of a tool message that extraction reads. */
-export interface PlainToolMessage {
-  type?: string;
-  id?: string;
-  name?: string;
-  tool_call_id?: string;
-  status?: string;
-  content?: unknown;
-  artifact?: unknown;
-  /** The marked answer to a structured-response call (see STRUCTURED_RESPONSE_MARK): no tool's result. */
-  structuredResponse?: true;
-}
-
-type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
-
-/** `{lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs}`: what JSON.stringify makes of a LangChain message. */
-function serializedClass(value: Json): string | undefined {
-  if (value.lc !== 1 || value.type !== "constructor" || !Array.isArray(value.id) || !isObject(value.kwargs)) return undefined;
-  const name = value.id[value.id.length - 1];
-  return typeof name === "string" ? name : undefined;
-}
-
-const TOOL_CLASSES: ReadonlySet<string> = new Set(["ToolMessage", "ToolMessageChunk"]);
-/** A tool message's `type`: JS writes "tool" for either class, Python a chunk's class name. */
-export const TOOL_MESSAGE_TYPES: ReadonlySet<string> = new Set(["tool", "ToolMessageChunk"]);
-
-/**
- * `{type: "tool", data: {content, tool_call_id, …}}`: LangChain's stored form
- * (`mapChatMessagesToStoredMessages`, Python's `message_to_dict`), which chat
- * history stores keep. A message with its own result fields is not one.
- */
-function storedData(value: Json): Json | undefined {
-  if (typeof value.type !== "string" || !isObject(value.data)) return undefined;
-  return "content" in value || "artifact" in value || "tool_call_id" in value ? undefined : value.data;
-}
-
-/**
- * What a message (any accepted shape) says it is: "tool" for a tool result,
- * another word (its class, type or role) for another kind of message,
- * undefined when it says nothing. A serialized message's class decides
- * whatever its kwargs hold; a plain message with no type but a string
- * tool_call_id is a result. Archive lines and batch items are both told
- * apart by this; only items (OpenAI's {role, content}) read a role.
- */
-function kindOf(message: Json, readRole: boolean, cls = serializedClass(message), stored = cls === undefined ? storedData(message) : undefined): string | undefined {
-  if (cls !== undefined) return TOOL_CLASSES.has(cls) ? "tool" : cls;
-  if (stored !== undefined) return TOOL_MESSAGE_TYPES.has(message.type as string) ? "tool" : (message.type as string);
-  const type = read(message, "type");
-  if (typeof type === "string") return type;
-  if (typeof read(message, "tool_call_id") === "string") return "tool";
-  const role = readRole ? read(message, "role") : undefined;
-  return typeof role === "string" ? role : undefined;
-}
-
-/**
- * A message as extraction reads it: a serialized (`{lc: 1, …}`) or stored
- * (`{type, data}`) message as its plain fields, its kind as `type`; any other
- * object as it is (a ToolMessage's fields are read where they are).
- */
-export function messageFields(message: object): object {
-  try {
-    return serializedClass(message as Json) === undefined && storedData(message as Json) === undefined ? message : plainToolMessage(message as Json);
-  } catch {
-    return message; // a revoked proxy, a throwing getter: odd data, read field by field as it is
-  }
-}
-
-/**
- * The key of `message` (any accepted shape) that spells tool_call_id
- * otherwise (`toolCallId`), when it gives no tool_call_id: a caller's
- * mistake, which would seed every such result's handles alike. Never throws.
- */
-export function misspeltToolCallId(message: object): string | undefined {
-  try {
-    const source = (serializedClass(message as Json) !== undefined ? (message as Json).kwargs : (storedData(message as Json) ?? message)) as Json;
-    if (typeof read(source, "tool_call_id") === "string") return undefined;
-    return Object.keys(source).find((key) => key !== "tool_call_id" && sameKey(key, "tool_call_id") && read(source, key) !== undefined);
-  } catch {
-    return undefined; // a revoked proxy: odd data, read as giving no id
-  }
-}
-
-/** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
-function plainToolMessage(message: Json): PlainToolMessage {
-  const cls = serializedClass(message);
-  const stored = cls === undefined ? storedData(message) : undefined;
-  const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
-  const plain: PlainToolMessage = {};
-  const type = kindOf(message, true, cls, stored);
-  if (type !== undefined) plain.type = type;
-  // Getters of a ToolMessage instance are read too, which Object spread would
-  // miss; one that throws is a field not given, as extraction reads it.
-  for (const key of ["id", "name", "tool_call_id", "status", "content", "artifact"] as const) {
-    const value = read(source, key);
-    if (value !== undefined) (plain as Json)[key] = value;
-  }
-  if (isStructuredResponseMessage(source)) plain.structuredResponse = true;
-  return plain;
-}
-
-/** A message's tool_call_id in any accepted shape, for error messages: never throws (a getter of junk input may). */
-export function toolCallIdOf(message: object): unknown {
-  try {
-    return plainToolMessage(message as Json).tool_call_id;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether a reduced message says it is another kind of message (AI, human,
- * system, …), not a tool result, or is the marked answer to a structured
- * response, which capture does not read either. One that says nothing (no
- * type) is taken as a tool result, as extractArtifacts takes it.
- */
-export const isOtherMessage = (message: PlainToolMessage): boolean =>
-  (typeof message.type === "string" && message.type !== "tool") || message.structuredResponse === true;
 
 export interface NormalizedItem {
   threadId: string;
@@ -155,17 +37,13 @@ const ITEM_KEYS: readonly string[] = [...REQUIRED_ITEM_KEYS, "callIndex"];
  * are the host's own and left alone.
  */
 function misspeltKey(item: Json): void {
-  // The item's own keys, once: an ordinary item has none but ours.
-  for (const other in item) {
-    if (ITEM_KEYS.includes(other) || !Object.hasOwn(item, other) || item[other] === undefined) continue;
-    // A missing required key: any near miss (the item fails anyway; this
-    // says why). The optional callIndex: only itself in another case or
-    // with separators, since a host's own keys come near it (cellIndex).
-    const meant =
-      nearMiss(other, REQUIRED_ITEM_KEYS.filter((key) => item[key] === undefined)) ??
-      (item.callIndex == null && sameKey(other, "callIndex") ? "callIndex" : undefined);
-    if (meant !== undefined) throw new TypeError(`unknown key ${JSON.stringify(other)}; did you mean ${meant}?`);
-  }
+  // A missing required key: any near miss (the item fails anyway; this says
+  // why). The optional callIndex: only itself in another case or with
+  // separators, since a host's own keys come near it (cellIndex).
+  const found =
+    misspeltField(item, ITEM_KEYS, REQUIRED_ITEM_KEYS.filter((key) => item[key] === undefined)) ??
+    misspeltField(item, ITEM_KEYS, item.callIndex == null ? ["callIndex"] : [], sameKey);
+  if (found !== undefined) throw new TypeError(`unknown key ${JSON.stringify(found.key)}; did you mean ${found.meant}?`);
 }
 
 /**
@@ -184,15 +62,15 @@ export function normalizeItem(item: unknown): NormalizedItem {
 }
 
 /**
- * `normalizeItem` for `scanBatch`, which also refuses a message that spells
- * tool_call_id otherwise, as `extractArtifacts` does. Archive lines keep
- * theirs (the line number tells such results apart, and the engine's line
- * path reads lines the same way).
+ * `normalizeItem` for `scanBatch`, which also refuses a tool result that
+ * spells tool_call_id otherwise, as `extractArtifacts` does (another kind of
+ * message is skipped, and an error result gives nothing, before that).
+ * Archive lines are not checked: the engine's line path reads them as they
+ * are, and the TypeScript path must read them alike.
  */
 export function normalizeBatchItem(item: unknown): NormalizedItem {
   const normalized = normalizeItem(item);
-  const meant = misspeltToolCallId((item as Json).message as object);
-  if (meant !== undefined) throw new TypeError(`the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
+  if (!isOtherMessage(normalized.message) && normalized.message.status !== "error") refuseMisspeltToolCallId((item as Json).message as object, "");
   return normalized;
 }
 

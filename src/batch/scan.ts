@@ -7,7 +7,8 @@ import { extractArtifacts, occurrenceIdOf, type ExtractOptions } from "../extrac
 import { isIndex, scanOptionsProblem, timestampProblem, type ArtifactEntry } from "../types.js";
 import { errorMessage } from "./errors.js";
 import { formatEntries } from "./format.js";
-import { isOtherMessage, itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
+import { isOtherMessage } from "../messages.js";
+import { itemFromLine, normalizeItem, readItem, type NormalizedItem } from "./items.js";
 import type { LineScanOptions, ScanOptions } from "./options.js";
 import { encodeEntries, packLineResult, packRecords, unpackRecords, type Allocate, type LineResult } from "./packing.js";
 import { scanLinesInEngine } from "../engine/lines.js";

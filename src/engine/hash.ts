@@ -10,7 +10,7 @@
  * reference value to match.) Ledger keys are unaffected: their JSON is escaped
  * to ASCII first, and a lone surrogate becomes its own `\uXXXX` as in Python.
  */
-import { describeValue, isIndex, sameKey } from "../types.js";
+import { describeValue, isIndex, misspeltField, sameKey } from "../types.js";
 import { engine, memoryView, onRebuild, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 /** The sha256 kernel's exports (assembly/sha256.ts). */
@@ -165,11 +165,12 @@ const KEY_OPTIONAL_KEYS: readonly string[] = ["messageId"];
 
 /**
  * `seed` as an object. An own key that spells an optional field the seed
- * lacks in another case or with separators (`occurrence_id`, `messageID`) is
- * refused: read as not given, it would give another handle or ledger key
- * without a word. Nearer spellings only, as for a batch item's callIndex: a
- * host's own keys come near the names (`original`, `message`). A required
- * field spelt otherwise fails as missing.
+ * does not give (undefined or null: DESIGN §2) in another case or with
+ * separators (`occurrence_id`, `messageID`) is refused: read as not given,
+ * it would give another handle or ledger key without a word. Nearer
+ * spellings only, as for a batch item's callIndex: a host's own keys come
+ * near the names (`original`, `message`). A required field spelt otherwise
+ * fails as missing.
  */
 function checkSeed(seed: unknown, op: string, i: number, known: readonly string[], optional: readonly string[]): Record<string, unknown> {
   if (typeof seed !== "object" || seed === null) {
@@ -177,13 +178,8 @@ function checkSeed(seed: unknown, op: string, i: number, known: readonly string[
   }
   const fields = seed as Record<string, unknown>;
   // Capture's seeds give every field: no key is looked at.
-  if (optional.every((field) => fields[field] !== undefined)) return fields;
-  // for-in rather than Object.keys: no array per seed (V8 caches a literal's keys).
-  for (const key in fields) {
-    if (known.includes(key) || !Object.hasOwn(fields, key)) continue;
-    const meant = optional.find((field) => fields[field] === undefined && sameKey(key, field));
-    if (meant !== undefined) throw new TypeError(`${op}: seeds[${i}] has ${JSON.stringify(key)}; did you mean ${meant}?`);
-  }
+  const found = misspeltField(fields, known, optional.filter((field) => fields[field] == null), sameKey);
+  if (found !== undefined) throw new TypeError(`${op}: seeds[${i}] has ${JSON.stringify(found.key)}; did you mean ${found.meant}?`);
   return fields;
 }
 

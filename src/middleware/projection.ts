@@ -30,7 +30,7 @@ import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
-import { describeValue, nearMiss, type ArtifactEntry } from "../types.js";
+import { describeValue, misspeltField, type ArtifactEntry } from "../types.js";
 
 export const PROJECTION_MIDDLEWARE_NAME = "tool-artifacts-projection";
 export const CONTEXT_BLOCK_TAG = "durable_context_data";
@@ -145,11 +145,8 @@ function sectionProblem(value: unknown): string | undefined {
   if (typeof section.render !== "function") return "render must be a function";
   const keys = section.stateKeys;
   if (keys !== undefined && (!Array.isArray(keys) || !keys.every((key) => typeof key === "string" && key !== ""))) return "stateKeys must be an array of channel names";
-  for (const key of Object.keys(section)) {
-    const meant = SECTION_KEYS.includes(key) ? undefined : nearMiss(key, SECTION_KEYS.filter((name) => section[name] === undefined));
-    if (meant !== undefined) return `unknown key ${JSON.stringify(key)}; did you mean ${meant}?`;
-  }
-  return undefined;
+  const found = misspeltField(section, SECTION_KEYS, SECTION_KEYS.filter((name) => section[name] === undefined));
+  return found === undefined ? undefined : `unknown key ${JSON.stringify(found.key)}; did you mean ${found.meant}?`;
 }
 
 const sectionSchema = z.custom<ContextSection>().superRefine((value, ctx) => {

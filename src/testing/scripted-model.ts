@@ -12,6 +12,7 @@ import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/languag
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { ToolCall } from "@langchain/core/messages/tool";
+import { unknownOptionProblem } from "../types.js";
 
 export interface ScriptedReply {
   /** Text, or content blocks (a reply with an image, say). Default "". */
@@ -29,8 +30,8 @@ const CALL_KEYS: readonly string[] = ["name", "args", "id", "type"];
 /** `reply` checked: a misspelt key (`toolCalls`) would give an empty reply and a test that passes for the wrong reason. */
 function checkedReply(reply: unknown, where: string): ScriptedReply {
   if (typeof reply !== "object" || reply === null || Array.isArray(reply)) throw new TypeError(`ScriptedChatModel: ${where} must be a reply {content?, tool_calls?}`);
-  const unknown = Object.keys(reply).find((key) => !REPLY_KEYS.includes(key));
-  if (unknown !== undefined) throw new TypeError(`ScriptedChatModel: ${where} has unknown key ${JSON.stringify(unknown)} (known: ${REPLY_KEYS.join(", ")})`);
+  const unknown = unknownOptionProblem(reply, REPLY_KEYS);
+  if (unknown !== undefined) throw new TypeError(`ScriptedChatModel: ${where}: ${unknown}`);
   const { content, tool_calls: calls } = reply as ScriptedReply;
   if (content !== undefined && typeof content !== "string" && !Array.isArray(content)) throw new TypeError(`ScriptedChatModel: ${where}.content must be a string or content blocks`);
   if (calls !== undefined && !Array.isArray(calls)) throw new TypeError(`ScriptedChatModel: ${where}.tool_calls must be an array`);
@@ -39,8 +40,8 @@ function checkedReply(reply: unknown, where: string): ScriptedReply {
     if (typeof call !== "object" || call === null || typeof call.name !== "string") throw new TypeError(`ScriptedChatModel: ${at} must be {name, args, id?}`);
     // Any value: a structured response of a string schema is a call whose args are a string.
     if (call.args === undefined) throw new TypeError(`ScriptedChatModel: ${at}.args is missing`);
-    const other = Object.keys(call).find((key) => !CALL_KEYS.includes(key));
-    if (other !== undefined) throw new TypeError(`ScriptedChatModel: ${at} has unknown key ${JSON.stringify(other)} (known: ${CALL_KEYS.join(", ")})`);
+    const other = unknownOptionProblem(call, CALL_KEYS);
+    if (other !== undefined) throw new TypeError(`ScriptedChatModel: ${at}: ${other}`);
   });
   return reply as ScriptedReply;
 }

@@ -568,8 +568,13 @@ describe("input validation", () => {
     const hosts = Object.assign(Object.create({ occurrence_id: "x" }), seed, { original: 1, occurrence: 2, occurenceId: "x", message: {} });
     expect(generateHandles([hosts])).toEqual([generateHandle("t", "c", 0)]);
     expect(generateHandles([{ ...seed, occurrenceId: "m", occurrence_id: "x" } as never])).toEqual([generateHandle("t", "c", 0, 0, "m")]);
-    // A null messageId is given (no id), so message_id beside it is the host's.
+    // Beside a messageId the host's message_id is its own; beside a null one (no id, DESIGN §2) it is a misspelling.
     const key = { kind: "result", threadId: "t", messageId: null, toolCallId: "c", index: 2 } as const;
-    expect(occurrenceKeys([{ ...key, message: {}, messages: [], message_id: "m" } as never])).toEqual([occurrenceKey("result", "t", null, "c", 2)]);
+    expect(occurrenceKeys([{ ...key, message: {}, messages: [] } as never])).toEqual([occurrenceKey("result", "t", null, "c", 2)]);
+    expect(occurrenceKeys([{ ...key, messageId: "m0", message_id: "m" } as never])).toEqual([occurrenceKey("result", "t", "m0", "c", 2)]);
+    expect(() => occurrenceKeys([{ ...key, message_id: "m" } as never])).toThrow('occurrenceKeys: seeds[0] has "message_id"; did you mean messageId?');
+    expect(() => generateHandles([{ ...seed, occurrenceId: null, occurrence_id: "m" } as never])).toThrow('generateHandles: seeds[0] has "occurrence_id"; did you mean occurrenceId?');
+    // A key set to undefined is none.
+    expect(generateHandles([{ ...seed, occurrence_id: undefined } as never])).toEqual([generateHandle("t", "c", 0)]);
   });
 });

@@ -8,17 +8,17 @@ describe("ScriptedChatModel", () => {
     expect(() => new ScriptedChatModel("hello" as never)).toThrow(TypeError);
     expect(() => new ScriptedChatModel([{ content: "a" }, "b" as never])).toThrow(new TypeError("ScriptedChatModel: script[1] must be a reply {content?, tool_calls?}"));
     expect(() => new ScriptedChatModel([{ tool_calls: [{ name: "t", arguments: {} }] } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].tool_calls[0].args is missing"));
-    expect(() => new ScriptedChatModel([{ tool_calls: [{ name: "t", args: {}, callId: "c" }] } as never])).toThrow('script[0].tool_calls[0] has unknown key "callId"');
+    expect(() => new ScriptedChatModel([{ tool_calls: [{ name: "t", args: {}, callId: "c" }] } as never])).toThrow('script[0].tool_calls[0]: unknown option "callId"');
     expect(() => new ScriptedChatModel([{ tool_calls: "t" } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].tool_calls must be an array"));
     expect(() => new ScriptedChatModel([{ content: 5 } as never])).toThrow(new TypeError("ScriptedChatModel: script[0].content must be a string or content blocks"));
     expect(() => new ScriptedChatModel([{ toolCalls: [{ name: "t", args: {} }] } as never])).toThrow(
-      new TypeError('ScriptedChatModel: script[0] has unknown key "toolCalls" (known: content, tool_calls)'),
+      new TypeError('ScriptedChatModel: script[0]: unknown option "toolCalls" (known: content, tool_calls)'),
     );
   });
 
   it("refuses a function step's bad reply when it is called", async () => {
     const model = new ScriptedChatModel([() => ({ text: "x" }) as never]);
-    await expect(model.invoke([new HumanMessage("go")])).rejects.toThrow('ScriptedChatModel: script[0]\'s reply has unknown key "text"');
+    await expect(model.invoke([new HumanMessage("go")])).rejects.toThrow('ScriptedChatModel: script[0]\'s reply: unknown option "text"');
   });
 
   it("answers in order, then done with no tool calls, each reply and call with a fresh id", async () => {
