@@ -167,6 +167,7 @@ const emptyArtifact = (artifact: unknown): boolean =>
  */
 const emptyReport = ({ content, artifact }: Report): boolean => emptyArtifact(artifact) && typeof content === "string" && content.trim() === "";
 
+/** The options of `createTaskTool`; unknown keys are refused. */
 export interface TaskToolOptions {
   /** Sub-agents by the name the model passes as `subagent_type`. */
   agents: Record<string, SubAgent>;

@@ -23,6 +23,7 @@ export interface TrimDirective {
   keep: number;
 }
 
+/** An item of a registry update, what `mergeToolArtifacts` takes: an entry, or a trim directive. */
 export type ArtifactUpdate = ArtifactEntry | TrimDirective;
 
 /** A reference found in free text. */

@@ -20,6 +20,7 @@ interface ScanExports extends EngineExports {
   scan_count_byte(ptr: number, len: number, byte: number): number;
 }
 
+/** The options of `scanText`; unknown keys are refused. */
 export interface ScanOptions {
   /** Path prefixes of the SANDBOX rule, tried in order. Default ["/mnt/user-data/"]; [] turns the rule off. */
   sandboxPrefixes?: readonly string[];

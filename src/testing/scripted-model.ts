@@ -14,12 +14,14 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { unknownOptionProblem } from "../types.js";
 
+/** One scripted answer of the model: its text or blocks, and the tool calls it makes (ids given when left out). */
 export interface ScriptedReply {
   /** Text, or content blocks (a reply with an image, say). Default "". */
   content?: AIMessage["content"];
   tool_calls?: Array<Omit<ToolCall, "id" | "type"> & { id?: string }>;
 }
 
+/** A step of the script: a fixed reply, or a function of the messages the model is shown that returns one. */
 export type ScriptedStep = ScriptedReply | ((messages: BaseMessage[]) => ScriptedReply);
 
 let replyCounter = 0;
