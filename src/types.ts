@@ -175,9 +175,10 @@ export function misspeltField(
   if (missing.length === 0) return undefined;
   // for-in rather than Object.keys: no array per object (V8 caches a literal's keys).
   for (const key in value) {
-    if (known.includes(key) || !Object.hasOwn(value, key) || (value as Record<string, unknown>)[key] === undefined) continue;
+    if (known.includes(key) || !Object.hasOwn(value, key)) continue;
+    // The name first: only a candidate's value is read (another key's getter may throw).
     const meant = missing.find((field) => near(key, field));
-    if (meant !== undefined) return { key, meant };
+    if (meant !== undefined && (value as Record<string, unknown>)[key] !== undefined) return { key, meant };
   }
   return undefined;
 }

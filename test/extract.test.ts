@@ -777,6 +777,12 @@ describe("a message that says it is no tool result", () => {
     expect(() => extract(serialized)).toThrow('extractArtifacts: the message has "toolCallId"; did you mean tool_call_id?');
   });
 
+  it("sees tool_call_id spelt otherwise beside another key whose getter throws (odd data elsewhere in the message)", () => {
+    // The throwing key comes first, so it is met before the misspelt one.
+    const message = Object.assign(Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("odd"); } }), { toolCallId: "c1", content: "/mnt/user-data/a.txt" });
+    expect(() => extract(message)).toThrow('extractArtifacts: the message has "toolCallId"; did you mean tool_call_id?');
+  });
+
   it("reads a near miss given as undefined as no key, and an error result as none before asking", () => {
     expect(extract({ content: "/mnt/user-data/a.txt", toolCallId: undefined })).toEqual(extract({ content: "/mnt/user-data/a.txt" }));
     expect(extract({ content: "/mnt/user-data/a.txt", toolCallId: "c", status: "error" })).toEqual([]);
