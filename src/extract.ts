@@ -51,7 +51,7 @@ import { scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
-import { kindSaid, messageFields, refuseMisspeltToolCallId } from "./messages.js";
+import { refuseMisspeltToolCallId, shapeOf } from "./messages.js";
 import { arrayItems, describeValue, displayName, isIndex, prefixesSnapshot, read, scanOptionsProblem, timestampProblem, unknownOptionProblem, type ArtifactEntry, type ArtifactType } from "./types.js";
 
 /** The fields of a LangChain.js `ToolMessage` extraction reads. */
@@ -501,25 +501,23 @@ const EXTRACT_OPTIONS = ["threadId", "callIndex", "detectRefsInText", "sandboxPr
 type CheckedOptions = Required<Pick<ExtractOptions, "threadId" | "callIndex" | "detectRefsInText">> &
   Pick<ExtractOptions, "sandboxPrefixes" | "now" | "onRejectedPayload" | "onEngineFailure">;
 
-/** An option as the caller's object gives it: a getter that throws is the caller's error and reaches them (a message's odd data is read with `read`). */
-const option = (options: ExtractOptions, key: keyof ExtractOptions): unknown => options[key];
-
 function checkOptions(options: ExtractOptions): CheckedOptions {
   if (!isObject(options)) throw new TypeError(`extractArtifacts: options must be an object with threadId (got ${options === null ? "null" : typeof options})`);
   const unknown = unknownOptionProblem(options, EXTRACT_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`extractArtifacts: ${unknown}`);
-  const threadId = option(options, "threadId");
+  // Read plainly, not with `read`: a getter that throws is the caller's error and reaches them (a message's odd data is not).
+  const threadId: unknown = options.threadId;
   if (typeof threadId !== "string" || threadId === "") {
     throw new TypeError(`extractArtifacts: options.threadId must be a non-empty string (got ${threadId === "" ? '""' : typeof threadId})`);
   }
-  const callIndex = option(options, "callIndex") ?? 0;
+  const callIndex: unknown = options.callIndex ?? 0;
   if (!isIndex(callIndex)) {
     throw new TypeError(`extractArtifacts: options.callIndex must be a non-negative integer (got ${typeof callIndex === "string" ? JSON.stringify(callIndex) : String(callIndex)})`);
   }
   // Refused whether or not this result has text to scan.
-  const detectRefsInText = option(options, "detectRefsInText");
+  const detectRefsInText: unknown = options.detectRefsInText;
   // The list's items read once too: it is checked and scanned as this copy.
-  const given = option(options, "sandboxPrefixes");
+  const given: unknown = options.sandboxPrefixes;
   const sandboxPrefixes = prefixesSnapshot(given);
   const problem = scanOptionsProblem(detectRefsInText, sandboxPrefixes);
   if (problem !== undefined) throw new TypeError(`extractArtifacts: ${problem}`);
@@ -537,7 +535,7 @@ function checkOptions(options: ExtractOptions): CheckedOptions {
 
 /** A callback option, or none. */
 function hook<K extends "now" | "onRejectedPayload" | "onEngineFailure">(options: ExtractOptions, name: K): ExtractOptions[K] {
-  const fn = option(options, name);
+  const fn: unknown = options[name];
   if (fn !== undefined && typeof fn !== "function") throw new TypeError(`extractArtifacts: options.${name} must be a function (got ${typeof fn})`);
   return fn as ExtractOptions[K];
 }
@@ -555,12 +553,11 @@ export function extractArtifacts(given: ToolMessage | ToolMessageLike, options: 
   const checked = checkOptions(options);
   const { threadId, callIndex } = checked;
   if (!isObject(given)) return [];
-  // What the message says it is, as scanBatch reads it (its class, type or role).
-  const kind = kindSaid(given);
+  // What the message says it is (its class, type or role, as scanBatch reads it) and where its fields are.
+  const { kind, fields: message, source } = shapeOf(given);
   if (kind !== undefined && kind !== "tool") throw new TypeError(`extractArtifacts: message is not a tool result (it says ${describeValue(kind)})`);
-  const message = messageFields(given);
   if (read(message, "status") === "error") return [];
-  refuseMisspeltToolCallId(given, "extractArtifacts: ");
+  refuseMisspeltToolCallId(source, "extractArtifacts: ");
   // None given: the empty string (DESIGN §2); id-less callers tell results apart by callIndex.
   const toolCallId = asString(read(message, "tool_call_id")) ?? "";
   const toolName = asString(read(message, "name")) || "unknown";

@@ -65,37 +65,38 @@ export function kindOf(message: Json, readRole: boolean, cls = serializedClass(m
 /** Where a message's own fields are: a serialized message's kwargs, a stored one's data, else the message. */
 const fieldsOf = (message: Json, cls: string | undefined, stored: Json | undefined): Json => (cls !== undefined ? (message.kwargs as Json) : (stored ?? message));
 
-/** `kindOf` (role read too) that never throws: a message that cannot be read says nothing. */
-export function kindSaid(message: object): string | undefined {
-  try {
-    return kindOf(message as Json, true);
-  } catch {
-    return undefined;
-  }
+/** A message's shape, worked out once for all that is read of it. */
+export interface MessageShape {
+  /** What it says it is (`kindOf`, role read too). */
+  kind: string | undefined;
+  /** Its fields as extraction reads them: a serialized or stored message's as plain fields; any other object as it is (a ToolMessage's fields are read where they are). */
+  fields: object;
+  /** What those fields were read from (the message, its kwargs or its data): where a misspelt key would be. */
+  source: object;
 }
 
-/**
- * A message as extraction reads it: a serialized (`{lc: 1, …}`) or stored
- * (`{type, data}`) message as its plain fields, its kind as `type`; any other
- * object as it is (a ToolMessage's fields are read where they are).
- */
-export function messageFields(message: object): object {
-  try {
-    return serializedClass(message as Json) === undefined && storedData(message as Json) === undefined ? message : plainToolMessage(message as Json);
-  } catch {
-    return message; // a revoked proxy, a throwing getter: odd data, read field by field as it is
-  }
-}
-
-/**
- * The key of `message` (any accepted shape) that spells tool_call_id
- * otherwise (`toolCallId`), when it gives no tool_call_id: a caller's
- * mistake, which would seed every such result's handles alike. Never throws.
- */
-export function misspeltToolCallId(message: object): string | undefined {
+/** The shape of `message`. Never throws: a message that cannot be read (a revoked proxy, a throwing getter) says nothing and is read field by field as it is. */
+export function shapeOf(message: object): MessageShape {
   try {
     const cls = serializedClass(message as Json);
-    const source = fieldsOf(message as Json, cls, cls === undefined ? storedData(message as Json) : undefined);
+    const stored = cls === undefined ? storedData(message as Json) : undefined;
+    const kind = kindOf(message as Json, true, cls, stored);
+    if (cls === undefined && stored === undefined) return { kind, fields: message, source: message };
+    const source = fieldsOf(message as Json, cls, stored);
+    return { kind, fields: plainFrom(source, kind), source };
+  } catch {
+    return { kind: undefined, fields: message, source: message };
+  }
+}
+
+/**
+ * The key of a message's fields (`source`, see MessageShape) that spells
+ * tool_call_id otherwise (`toolCallId`), when they give no tool_call_id: a
+ * caller's mistake, which would seed every such result's handles alike.
+ * Never throws.
+ */
+function misspeltToolCallId(source: object): string | undefined {
+  try {
     if (typeof read(source, "tool_call_id") === "string") return undefined;
     return misspeltField(source, ["tool_call_id"], ["tool_call_id"], sameKey)?.key;
   } catch {
@@ -103,9 +104,9 @@ export function misspeltToolCallId(message: object): string | undefined {
   }
 }
 
-/** Throws, as `op` (`extractArtifacts: `), when `message` spells tool_call_id otherwise (see misspeltToolCallId). */
-export function refuseMisspeltToolCallId(message: object, op: string): void {
-  const meant = misspeltToolCallId(message);
+/** Throws, as `op` (`extractArtifacts: `), when a message's fields (`source`) spell tool_call_id otherwise. */
+export function refuseMisspeltToolCallId(source: object, op: string): void {
+  const meant = misspeltToolCallId(source);
   if (meant !== undefined) throw new TypeError(`${op}the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
 }
 
@@ -113,9 +114,12 @@ export function refuseMisspeltToolCallId(message: object, op: string): void {
 export function plainToolMessage(message: Json): PlainToolMessage {
   const cls = serializedClass(message);
   const stored = cls === undefined ? storedData(message) : undefined;
-  const source = fieldsOf(message, cls, stored);
+  return plainFrom(fieldsOf(message, cls, stored), kindOf(message, true, cls, stored));
+}
+
+/** The fields extraction reads, taken from `source`, with `type` the message's kind. */
+function plainFrom(source: Json, type: string | undefined): PlainToolMessage {
   const plain: PlainToolMessage = {};
-  const type = kindOf(message, true, cls, stored);
   if (type !== undefined) plain.type = type;
   // Getters of a ToolMessage instance are read too, which Object spread would
   // miss; one that throws is a field not given, as extraction reads it.

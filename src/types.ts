@@ -252,8 +252,7 @@ export function isStructuredResponseMessage(message: unknown): boolean {
  * Past this length, and past this many slots read that hold nothing, an
  * array is read by its own keys, not slot by slot: an array built in code can
  * claim billions of slots that hold nothing (holes, from `length = n`), and
- * slice(), a loop or a spread visits every one (`slice()` of a 2³² − 1 array
- * holding two items took 141 s here). A full array is read slot by slot, as
+ * slice(), a loop or a spread visits every one. A full array is read slot by slot, as
  * before. Nothing read as `undefined` is used anywhere here, so leaving those
  * slots out changes no result.
  */

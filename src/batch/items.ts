@@ -6,7 +6,7 @@
  * wire.
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
-import { isObject, isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, type Json, type PlainToolMessage } from "../messages.js";
+import { isObject, isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, shapeOf, type Json, type PlainToolMessage } from "../messages.js";
 import { isIndex, misspeltField, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
@@ -70,7 +70,7 @@ export function normalizeItem(item: unknown): NormalizedItem {
  */
 export function normalizeBatchItem(item: unknown): NormalizedItem {
   const normalized = normalizeItem(item);
-  if (!isOtherMessage(normalized.message) && normalized.message.status !== "error") refuseMisspeltToolCallId((item as Json).message as object, "");
+  if (!isOtherMessage(normalized.message) && normalized.message.status !== "error") refuseMisspeltToolCallId(shapeOf((item as Json).message as object).source, "");
   return normalized;
 }
 

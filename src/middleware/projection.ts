@@ -302,8 +302,8 @@ const REMEMBERED_CHARS = 1 << 23;
 /**
  * `redact` with its results kept: the registry's labels (and a summary) are
  * shown again on every model call, and LangChain's email pattern takes time
- * quadratic in a text such as "a.a.a…", 37 ms at 8000 characters, so a
- * tool's hostile names cost every call of the thread. Only for built-in and
+ * quadratic in a text such as "a.a.a…", so a tool's hostile names would cost
+ * that on every call of the thread. Only for built-in and
  * pattern rules, whose answer depends on the text alone: a detector that is
  * the host's code is asked every time.
  */
