@@ -258,15 +258,16 @@ function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: numb
 /**
  * Resolve the rules once (built-in types and function detectors through
  * LangChain's own resolution, patterns by `patternDetector`) and return a
- * redactor that applies them in order. A `block` rule withholds the whole
- * label instead of failing every later model call of the thread.
+ * redactor that applies them in order, and whether its answer depends on
+ * the text alone (no rule runs the host's code). A `block` rule withholds
+ * the whole label instead of failing every later model call of the thread.
  */
-function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
+function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redactor; pure: boolean } {
   const resolved: ResolvedRedactionRule[] = rules.map((rule) => {
     const own = resolveRedactionRule(rule);
     return typeof rule.detector === "string" || rule.detector instanceof RegExp ? { ...own, detector: patternDetector(rule.detector) } : own;
   });
-  if (resolved.length === 0) return (text) => text;
+  if (resolved.length === 0) return { redact: (text) => text, pure: true };
   const redact: Redactor = (text) => {
     let out = text;
     for (const rule of resolved) {
@@ -281,7 +282,7 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): Redactor {
     }
     return out;
   };
-  return rules.every(isOwnDetector) ? remembered(redact) : redact;
+  return rules.every(isOwnDetector) ? { redact: remembered(redact), pure: true } : { redact, pure: false };
 }
 
 /** A rule whose detector is a built-in type's or a plain pattern, not the host's code (a function, a RegExp subclass's `exec`). */
@@ -292,28 +293,29 @@ const isOwnDetector = ({ detector }: RedactionRuleConfig): boolean =>
   (detector instanceof RegExp && Object.getPrototypeOf(detector) === RegExp.prototype && Reflect.ownKeys(detector).every((key) => key === "lastIndex"));
 
 /**
- * Texts and redactions a projection keeps: at most this many, and this many
- * characters of them (16 MiB), enough for the labels of 200 lines of the
- * longest references; past either it starts over.
+ * Texts and their renderings a projection keeps, in each of its two maps
+ * (redactions; whole labels): at most this many, and this many characters
+ * of them (16 MiB), enough for the labels of 200 lines of the longest
+ * references; past either it starts over.
  */
 const REMEMBERED_TEXTS = 8192;
 const REMEMBERED_CHARS = 1 << 23;
 
 /**
- * `redact` with its results kept: the registry's labels (and a summary) are
+ * `render` with its results kept: the registry's labels (and a summary) are
  * shown again on every model call, and LangChain's email pattern takes time
  * quadratic in a text such as "a.a.a…", so a tool's hostile names would cost
- * that on every call of the thread. Only for built-in and
- * pattern rules, whose answer depends on the text alone: a detector that is
- * the host's code is asked every time.
+ * that on every call of the thread. Only where the answer depends on the
+ * text alone (built-in and pattern rules): a detector that is the host's
+ * code is asked every time.
  */
-function remembered(redact: Redactor): Redactor {
+function remembered(render: (text: string) => string): (text: string) => string {
   const kept = new Map<string, string>();
   let chars = 0;
   return (text) => {
     let out = kept.get(text);
     if (out !== undefined) return out;
-    out = redact(text);
+    out = render(text);
     const size = text.length + out.length;
     if (size <= REMEMBERED_CHARS) {
       if ((chars += size) > REMEMBERED_CHARS || kept.size >= REMEMBERED_TEXTS) {
@@ -402,15 +404,15 @@ function cut(text: string, max: number): string {
 }
 
 /** Flatten, redact, escape, then cut to what the model is shown. */
-function renderLabel(value: unknown, redact: Redactor, max: number): string {
-  if (typeof value !== "string" || value === "") return "-";
-  return cut(escapeText(shown(value, redact, flatLabel).trim()), max) || "-";
+function renderLabel(text: string, redact: Redactor, max: number): string {
+  return cut(escapeText(shown(text, redact, flatLabel).trim()), max) || "-";
 }
 
 interface RenderOptions {
   redact: Redactor;
+  /** A label as the model is shown it ("-" for none). */
+  label: (value: unknown) => string;
   artifactBudgetChars: number;
-  labelMaxChars: number;
   sectionMaxChars: number;
 }
 
@@ -424,7 +426,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
   let used = 0;
   let shown = 0;
   for (const entry of entries) {
-    const label = (value: unknown) => renderLabel(value, opts.redact, opts.labelMaxChars);
+    const { label } = opts;
     const status = consumersOf(entry).length > 0 ? "consumed" : "available";
     const line = [entry.handle, label(entry.artifact_type), label(entry.display_name), label(entry.mime_type), status, label(entry.tool_name)].join(" | ");
     if (used + line.length + 1 > opts.artifactBudgetChars) break;
@@ -442,7 +444,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
  * pass for a heading or a handle line of the block.
  */
 function renderHostSection(title: string, body: string, opts: RenderOptions): string {
-  const heading = renderLabel(title, opts.redact, opts.labelMaxChars);
+  const heading = opts.label(title);
   const text = cut(escapeText(shown(body, opts.redact, flatSection)), opts.sectionMaxChars);
   return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
 }
@@ -524,7 +526,13 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
 export function projectionMiddleware(input?: ToolArtifactsConfigSource, options: ProjectionOptions = {}) {
   const config = parseToolArtifactsConfig(input);
   const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
-  const render: RenderOptions = { redact: createRedactor(config.piiRules), ...budgets };
+  const { redact, pure } = createRedactor(config.piiRules);
+  const toLabel = (text: string) => renderLabel(text, redact, budgets.labelMaxChars);
+  // Whole labels are kept, not only their redaction, where redaction is:
+  // the other passes too would run again on every line of every call.
+  const labelOf = pure ? remembered(toLabel) : toLabel;
+  const label = (value: unknown) => (typeof value === "string" && value !== "" ? labelOf(value) : "-");
+  const render: RenderOptions = { redact, label, ...budgets };
   const active = config.enabled && config.injectModelContext;
   const notice = untrustedDataNotice(config.enabled && config.resolveHandlesInArgs);
 
