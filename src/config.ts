@@ -7,7 +7,7 @@
 import { resolveRedactionRule, type RedactionRuleConfig } from "langchain";
 import { z } from "zod";
 import { DEFAULT_SANDBOX_PREFIXES } from "./engine/scan.js";
-import { misspeltField, nearMiss, sandboxPrefixesProblem } from "./types.js";
+import { isRecord, misspeltField, nearMiss, sandboxPrefixesProblem } from "./types.js";
 
 /** A configuration value was rejected; `field` names it as the caller wrote it. */
 export class ToolArtifactsConfigError extends Error {
@@ -134,10 +134,6 @@ const CODE_ONLY_KEYS = OPTION_NAMES.filter((key) => !(Object.values(FILE_KEYS) a
 
 type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null };
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function fieldName(path: readonly PropertyKey[], rename: (key: string) => string, root: string): string {
   let out = "";
   for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? rename(String(part)) : `.${String(part)}`;
@@ -225,12 +221,12 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  */
 export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & FileSection) | null): ToolArtifactsConfig {
   if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
-  if (!isPlainObject(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
+  if (!isRecord(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
   const { tool_artifacts: section, ...options } = input as FileSection;
   // No section, or one that is undefined (`{...options, tool_artifacts: file.tool_artifacts}`
   // for a file without one): the object is read and checked as the options.
   if (section === undefined) return parseOrThrow(options, (k) => k, unknownWithoutSection);
-  if (section !== null && !isPlainObject(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
+  if (section !== null && !isRecord(section)) throw new ToolArtifactsConfigError("tool_artifacts", "expected an object");
   const camel: Record<string, unknown> = {};
   // Errors name a field as it was written: snake_case for the section's.
   const back = new Map<string, string>();

@@ -2,7 +2,7 @@
  * Handles in tool-call arguments (DESIGN §6): finding them in string values
  * at any depth, and replacing them by their references.
  */
-import { arraySlots } from "./types.js";
+import { arraySlots, isRecord } from "./types.js";
 
 /**
  * A handle in text: `` `art_xxxxxxxx` `` (the backticks belong to the match,
@@ -49,7 +49,7 @@ export function argumentHandles(args: unknown): string[] {
 
 /** Whether a tool call's arguments are an object, the only arguments that can hold a usable handle. */
 export function isArgumentsObject(args: unknown): args is object {
-  return typeof args === "object" && args !== null && !Array.isArray(args);
+  return isRecord(args);
 }
 
 /**

@@ -5,7 +5,7 @@
  * OpenAI's `{role}`. Extraction, batch items and archive lines all read
  * messages through these, so the three take the same messages.
  */
-import { isStructuredResponseMessage, misspeltField, read, sameKey } from "./types.js";
+import { isRecord, isStructuredResponseMessage, misspeltField, read, sameKey } from "./types.js";
 
 /** The fields of a tool message that extraction reads. */
 export interface PlainToolMessage {
@@ -21,11 +21,10 @@ export interface PlainToolMessage {
 }
 
 export type Json = Record<string, unknown>;
-export const isObject = (v: unknown): v is Json => v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** `{lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs}`: what JSON.stringify makes of a LangChain message. */
 export function serializedClass(value: Json): string | undefined {
-  if (value.lc !== 1 || value.type !== "constructor" || !Array.isArray(value.id) || !isObject(value.kwargs)) return undefined;
+  if (value.lc !== 1 || value.type !== "constructor" || !Array.isArray(value.id) || !isRecord(value.kwargs)) return undefined;
   const name = value.id[value.id.length - 1];
   return typeof name === "string" ? name : undefined;
 }
@@ -40,7 +39,7 @@ export const TOOL_MESSAGE_TYPES: ReadonlySet<string> = new Set(["tool", "ToolMes
  * history stores keep. A message with its own result fields is not one.
  */
 function storedData(value: Json): Json | undefined {
-  if (typeof value.type !== "string" || !isObject(value.data)) return undefined;
+  if (typeof value.type !== "string" || !isRecord(value.data)) return undefined;
   return "content" in value || "artifact" in value || "tool_call_id" in value ? undefined : value.data;
 }
 

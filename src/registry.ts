@@ -6,7 +6,7 @@
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { z } from "zod";
 import { isHandle } from "./handles.js";
-import type { ArtifactEntry, ArtifactUpdate, TrimDirective } from "./types.js";
+import { isRecord, type ArtifactEntry, type ArtifactUpdate, type TrimDirective } from "./types.js";
 
 /** Absolute ceiling of the registry, whatever the per-agent `maxEntries`. */
 export const MAX_REGISTRY_ENTRIES = 1000;
@@ -16,7 +16,7 @@ const INDEX_AFTER_SCANS = 8;
 
 /** Whether a registry item is an entry (the channel may also hold trim directives or junk from old state). */
 export function isEntry(item: unknown): item is ArtifactEntry {
-  return typeof item === "object" && item !== null && !Array.isArray(item) && typeof (item as { handle?: unknown }).handle === "string";
+  return isRecord(item) && typeof item.handle === "string";
 }
 
 /**

@@ -118,6 +118,9 @@ export function unknownOptionProblem(options: object, known: readonly string[]):
   return key === undefined ? undefined : `unknown option ${JSON.stringify(key)} (known: ${known.join(", ")})`;
 }
 
+/** An object that is not an array: what options, config sections, messages and tool-call arguments must be. */
+export const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
 /** A bad value as an error message names it: a string quoted (cut at 40 characters), a number or boolean with its type, else its type. */
 export function describeValue(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);

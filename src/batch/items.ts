@@ -6,8 +6,8 @@
  * wire.
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
-import { isObject, isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, shapeOf, type Json, type PlainToolMessage } from "../messages.js";
-import { isIndex, misspeltField, sameKey } from "../types.js";
+import { isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, shapeOf, type Json, type PlainToolMessage } from "../messages.js";
+import { isIndex, isRecord, misspeltField, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
  * object with the same fields, its LangChain serialized form, or its stored
@@ -51,12 +51,12 @@ function misspeltKey(item: Json): void {
  * is wrong; the caller attributes it to the item.
  */
 export function normalizeItem(item: unknown): NormalizedItem {
-  if (!isObject(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
+  if (!isRecord(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
   misspeltKey(item);
   const { threadId, message } = item;
   const callIndex = item.callIndex ?? undefined; // null is none, as extractArtifacts and archive lines read it
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
-  if (!isObject(message)) throw new TypeError("message must be an object");
+  if (!isRecord(message)) throw new TypeError("message must be an object");
   if (!isIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
   return { threadId, callIndex, message: plainToolMessage(message) };
 }
@@ -83,7 +83,7 @@ export function normalizeBatchItem(item: unknown): NormalizedItem {
  * result would be lost without a word.
  */
 const isFlatWithMessageField = (value: Json): boolean =>
-  "tool_call_id" in value && ("content" in value || "artifact" in value || !isObject(value.message));
+  "tool_call_id" in value && ("content" in value || "artifact" in value || !isRecord(value.message));
 
 /**
  * Read one parsed archive line: `{thread_id, message, call_index?}`, a
@@ -93,10 +93,10 @@ const isFlatWithMessageField = (value: Json): boolean =>
  * throws an Error with the reason for a line that cannot be read.
  */
 export function itemFromLine(value: unknown, defaultThreadId?: string): BatchItem | undefined {
-  if (!isObject(value)) throw new TypeError(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
+  if (!isRecord(value)) throw new TypeError(`expected a JSON object, got ${Array.isArray(value) ? "an array" : value === null ? "null" : typeof value}`);
   const wrapped = "message" in value && serializedClass(value) === undefined && !isFlatWithMessageField(value);
   const message = wrapped ? value.message : value;
-  if (!isObject(message)) throw new TypeError("message is not an object");
+  if (!isRecord(message)) throw new TypeError("message is not an object");
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
@@ -186,7 +186,7 @@ export function writeItem(item: NormalizedItem, out: string[]): void {
   } else if (Array.isArray(content)) {
     const at: number[] = [];
     blocks = content.map((block: unknown, i) => {
-      if (!isObject(block) || block.type !== "text" || typeof block.text !== "string") return block;
+      if (!isRecord(block) || block.type !== "text" || typeof block.text !== "string") return block;
       at.push(i);
       texts.push(block.text);
       return { ...block, text: undefined };
