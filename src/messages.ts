@@ -109,11 +109,16 @@ export function refuseMisspeltToolCallId(source: object, op: string): void {
   if (meant !== undefined) throw new TypeError(`${op}the message has ${JSON.stringify(meant)}; did you mean tool_call_id?`);
 }
 
-/** The tool-message fields of `message`, in any of the accepted shapes, and its kind as `type`. */
-export function plainToolMessage(message: Json): PlainToolMessage {
+/**
+ * The tool-message fields of `message`, in any of the accepted shapes, with
+ * its kind as `type`, and what they were read from (the message, its kwargs
+ * or its data: where a misspelt key would be).
+ */
+export function readToolMessage(message: Json): { fields: PlainToolMessage; source: Json } {
   const cls = serializedClass(message);
   const stored = cls === undefined ? storedData(message) : undefined;
-  return plainFrom(fieldsOf(message, cls, stored), kindOf(message, true, cls, stored));
+  const source = fieldsOf(message, cls, stored);
+  return { fields: plainFrom(source, kindOf(message, true, cls, stored)), source };
 }
 
 /** The fields extraction reads, taken from `source`, with `type` the message's kind. */
@@ -133,7 +138,7 @@ function plainFrom(source: Json, type: string | undefined): PlainToolMessage {
 /** A message's tool_call_id in any accepted shape, for error messages: never throws (a getter of junk input may). */
 export function toolCallIdOf(message: object): unknown {
   try {
-    return plainToolMessage(message as Json).tool_call_id;
+    return readToolMessage(message as Json).fields.tool_call_id;
   } catch {
     return undefined;
   }

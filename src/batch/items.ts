@@ -6,7 +6,7 @@
  * wire.
  */
 import { MAX_WALK_NODES } from "../engine/serialize.js";
-import { isOtherMessage, kindOf, plainToolMessage, refuseMisspeltToolCallId, serializedClass, shapeOf, type Json, type PlainToolMessage } from "../messages.js";
+import { isOtherMessage, kindOf, readToolMessage, refuseMisspeltToolCallId, serializedClass, type Json, type PlainToolMessage } from "../messages.js";
 import { isIndex, isRecord, misspeltField, sameKey } from "../types.js";
 
 /** One tool result to scan. `message` is a LangChain.js ToolMessage, a plain
@@ -51,6 +51,11 @@ function misspeltKey(item: Json): void {
  * is wrong; the caller attributes it to the item.
  */
 export function normalizeItem(item: unknown): NormalizedItem {
+  return checkedItem(item).normalized;
+}
+
+/** `normalizeItem`, and where its message's fields were read from. */
+function checkedItem(item: unknown): { normalized: NormalizedItem; source: Json } {
   if (!isRecord(item)) throw new TypeError("an item must be an object {threadId, message, callIndex?}");
   misspeltKey(item);
   const { threadId, message } = item;
@@ -58,7 +63,8 @@ export function normalizeItem(item: unknown): NormalizedItem {
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("threadId must be a non-empty string");
   if (!isRecord(message)) throw new TypeError("message must be an object");
   if (!isIndexOrNone(callIndex)) throw new TypeError("callIndex must be a non-negative integer");
-  return { threadId, callIndex, message: plainToolMessage(message) };
+  const { fields, source } = readToolMessage(message);
+  return { normalized: { threadId, callIndex, message: fields }, source };
 }
 
 /**
@@ -69,8 +75,8 @@ export function normalizeItem(item: unknown): NormalizedItem {
  * are, and the TypeScript path must read them alike.
  */
 export function normalizeBatchItem(item: unknown): NormalizedItem {
-  const normalized = normalizeItem(item);
-  if (!isOtherMessage(normalized.message) && normalized.message.status !== "error") refuseMisspeltToolCallId(shapeOf((item as Json).message as object).source, "");
+  const { normalized, source } = checkedItem(item);
+  if (!isOtherMessage(normalized.message) && normalized.message.status !== "error") refuseMisspeltToolCallId(source, "");
   return normalized;
 }
 
