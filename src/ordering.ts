@@ -57,8 +57,12 @@ export function orderingName(middleware: { name: string }): string {
   return canonical(middleware.name);
 }
 
-/** A middleware object that may carry its own constraints. */
-export type Constrained<M> = M & { constraints?: OrderingConstraints };
+/**
+ * A middleware object that may carry its own constraints: as `before` and
+ * `after` on itself (DESIGN §8's `{name, before?, after?}`), or as
+ * `constraints` (what `withConstraints` adds); both count.
+ */
+export type Constrained<M> = M & OrderingConstraints & { constraints?: OrderingConstraints };
 
 /**
  * A copy of `middleware` carrying `constraints` (added to any it already
@@ -120,8 +124,9 @@ function constraintsOf(value: unknown, where: string, keys: readonly string[] = 
 }
 
 /**
- * `list` reordered so every constraint holds: those the middlewares carry as
- * `.constraints` and those given in `options.constraints`. Constraints naming
+ * `list` reordered so every constraint holds: those the middlewares carry
+ * (`before`/`after` on the middleware, or in its `.constraints`) and those
+ * given in `options.constraints`. Constraints naming
  * middlewares that are not in the list are ignored; a LangChain.js built-in
  * is matched by its own name and by its alias (`SummarizationMiddleware`,
  * `summarization`). Where no constraint
@@ -180,7 +185,10 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
     for (const other of c.before) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
     for (const other of c.after) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
   };
-  list.forEach((mw, i) => declare([i], mw.constraints, `orderMiddleware: ${mw.name}'s constraints`));
+  list.forEach((mw, i) => {
+    declare([i], mw.constraints, `orderMiddleware: ${mw.name}'s constraints`);
+    if (mw.before !== undefined || mw.after !== undefined) declare([i], { before: mw.before, after: mw.after }, `orderMiddleware: ${mw.name}`);
+  });
   hostConstraints.forEach((c: unknown, k) => {
     const name = (c as OrderingConstraint | null)?.name;
     if (typeof name !== "string") throw new TypeError(`orderMiddleware: options.constraints[${k}] must be an object with a string name`);

@@ -195,6 +195,25 @@ describe("withConstraints: constraints the middleware carries", () => {
   });
 });
 
+describe("orderMiddleware: constraints on the middleware itself (DESIGN §8's {name, before?, after?})", () => {
+  it("honours before and after set on a middleware object, beside those in its constraints", () => {
+    // Dropped, the audit would run outside resolution and see handles, not references.
+    const audit = { name: "sandbox-audit", after: ["tool-artifacts-resolution"] };
+    expect(names(orderMiddleware([audit, resolution()]))).toEqual(["tool-artifacts-resolution", "sandbox-audit"]);
+    expect(names(orderMiddleware([{ name: "a" }, { name: "b", before: ["a"] }]))).toEqual(["b", "a"]);
+    const both = { name: "c", before: ["a"], constraints: { before: ["b"] } };
+    expect(names(orderMiddleware([mw("a"), mw("b"), both]))).toEqual(["c", "a", "b"]);
+    // withConstraints keeps them in its copy.
+    expect(names(orderMiddleware([mw("a"), mw("b"), withConstraints({ name: "c", before: ["a"] }, { before: ["b"] })]))).toEqual(["c", "a", "b"]);
+    expect(() => orderMiddleware([{ name: "a", before: ["b"] }, { name: "b", before: ["a"] }])).toThrow(MiddlewareOrderingError);
+  });
+
+  it("refuses a before or after on the middleware that is no list of names", () => {
+    expect(() => orderMiddleware([mw("b"), { name: "a", before: "b" } as never])).toThrow(new TypeError("orderMiddleware: a.before must be an array of middleware names"));
+    expect(() => orderMiddleware([mw("b"), { name: "a", after: [5] } as never])).toThrow(new TypeError("orderMiddleware: a.after must be an array of middleware names"));
+  });
+});
+
 describe("orderMiddleware: malformed lists and inherited names", () => {
   it("refuses a non-string name, constraints given as an array, and a carried constraint that is no list", () => {
     const raw = (name: unknown, constraints?: unknown) => ({ name, constraints }) as Mw;
