@@ -47,15 +47,22 @@ describe("package.json", () => {
     }
   });
 
-  it("is an ES module that CommonJS code can require too (Node's require of ES modules), types found by either resolution", () => {
-    const { "./package.json": packageJson, ...exports } = pkg.exports as unknown as Record<string, Record<string, string>>;
+  it("is an ES module that CommonJS code can require too (Node's require of ES modules), with declarations for each resolution", () => {
+    type Condition = { types: string; default: string };
+    const { "./package.json": packageJson, ...exports } = pkg.exports as unknown as Record<string, { import: Condition; require: Condition; default: string }>;
     expect(packageJson).toBe("./package.json");
     for (const entry of Object.values(exports)) {
-      expect(entry.default).toBe(entry.import);
-      expect(entry.types).toBe(entry.import!.replace(/\.js$/, ".d.ts"));
+      const code = entry.import.default;
+      expect([entry.require.default, entry.default]).toEqual([code, code]);
+      expect(entry.import.types).toBe(code.replace(/\.js$/, ".d.ts"));
+      // CommonJS TypeScript reads declarations that import langchain's CommonJS ones (commonjs-usage.cts).
+      expect(entry.require.types).toBe(code.replace(/\.js$/, ".d.cts"));
+      expect(readFileSync(join(ROOT, entry.require.types), "utf8")).not.toMatch(/from "\.[^"]*\.js"/);
     }
-    expect(pkg.main).toBe(exports["."]!.import);
-    expect(pkg.types).toBe(exports["."]!.types);
+    expect(pkg.main).toBe(exports["."]!.import.default);
+    expect(pkg.types).toBe(exports["."]!.import.types);
+    const required = spawnSync(process.execPath, ["-e", 'const t = require("tool-artifacts"); const { ScriptedChatModel } = require("tool-artifacts/testing"); console.log(t.generateHandle("t", "c", 0), typeof ScriptedChatModel)'], { cwd: ROOT, encoding: "utf8" });
+    expect(required.stdout).toBe("art_2a1562a2 function\n");
   });
 
   it("builds an executable CLI: in a checkout (no install to set the bit) `npx tool-artifacts` runs dist/cli.js itself", () => {

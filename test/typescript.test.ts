@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const fixture = fileURLToPath(new URL("./fixtures/typescript/agent-usage.ts", import.meta.url));
+const commonjs = fileURLToPath(new URL("./fixtures/typescript/commonjs-usage.cts", import.meta.url));
 
 /** Type-check files with the project's own compiler options; the diagnostics as text. */
 function typeCheck(files: string[]): string[] {
@@ -21,5 +22,10 @@ describe("TypeScript users", () => {
   // it warns about still fails (an unused @ts-expect-error would be reported).
   it("can write the README's middleware lists", { timeout: 120_000 }, () => {
     expect(typeCheck([fixture])).toEqual([]);
+  });
+
+  // The built package (dist/) by name: its require condition's declarations.
+  it("can pass the middlewares and state schema to createAgent from CommonJS", { timeout: 120_000 }, () => {
+    expect(typeCheck([commonjs])).toEqual([]);
   });
 });
