@@ -114,8 +114,12 @@ export type ToolArtifactsConfig = Omit<z.output<typeof toolArtifactsConfigSchema
   piiRules: RedactionRuleConfig[];
 };
 
-/** What callers may pass: any subset of the fields. */
-export type ToolArtifactsConfigInput = z.input<typeof toolArtifactsConfigSchema>;
+/** What callers may pass: any subset of the fields (the lists may be read-only: they are copied). */
+export type ToolArtifactsConfigInput = Omit<ConfigFields, "piiRules" | "sandboxPrefixes"> & {
+  piiRules?: readonly NonNullable<ConfigFields["piiRules"]>[number][] | undefined;
+  sandboxPrefixes?: readonly string[] | undefined;
+};
+type ConfigFields = z.input<typeof toolArtifactsConfigSchema>;
 
 /** The snake_case section of a config file, mapped onto the camelCase fields. */
 const FILE_KEYS = {

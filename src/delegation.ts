@@ -172,7 +172,7 @@ export interface TaskToolOptions {
   /** Sub-agents by the name the model passes as `subagent_type`. */
   agents: Record<string, SubAgent>;
   /** Tool description shown to the lead model; the agent names are appended. */
-  description?: string;
+  description?: string | undefined;
 }
 
 const taskToolOptionsSchema = z.object({

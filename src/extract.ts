@@ -69,22 +69,22 @@ export interface ExtractOptions {
   /** Seeds every handle; required, non-empty. */
   threadId: string;
   /** Per-tool_call_id occurrence index (0 when the message has a durable id). Default 0. */
-  callIndex?: number;
+  callIndex?: number | null | undefined;
   /** Scan plain-string content and `text` blocks for paths and URLs. Default true. */
-  detectRefsInText?: boolean;
+  detectRefsInText?: boolean | undefined;
   /** Sandbox path prefixes for the free-text scan. Default `["/mnt/user-data/"]`. */
-  sandboxPrefixes?: readonly string[];
+  sandboxPrefixes?: readonly string[] | undefined;
   /** Clock for `created_at` (ISO-8601 UTC); injectable for deterministic output. */
-  now?: () => string;
+  now?: (() => string) | undefined;
   /** Told when the structured payload is rejected whole (over the node or depth budget, or not JSON); for statistics. */
-  onRejectedPayload?: (reason: WalkRejection) => void;
+  onRejectedPayload?: ((reason: WalkRejection) => void) | undefined;
   /**
    * Told when the engine fails on one source of the result (it trapped, or
    * its memory could not grow): that source adds no entries, and the others
    * are still read. Throw from it to fail the call instead; scanBatch and the
    * CLI do, so that an item or a line is reported rather than scanned short.
    */
-  onEngineFailure?: (error: Error) => void;
+  onEngineFailure?: ((error: Error) => void) | undefined;
 }
 
 /** The clock's last answer that passed: a batch's fixed created_at is checked once, not per result. */
@@ -498,8 +498,7 @@ function artifactRefs(artifact: unknown, out: Entries): void {
 const EXTRACT_OPTIONS = ["threadId", "callIndex", "detectRefsInText", "sandboxPrefixes", "now", "onRejectedPayload", "onEngineFailure"] as const satisfies readonly (keyof ExtractOptions)[];
 
 /** The options as checked, each read once: a getter (the host's code) is not asked again and cannot answer otherwise later. */
-type CheckedOptions = Required<Pick<ExtractOptions, "threadId" | "callIndex" | "detectRefsInText">> &
-  Pick<ExtractOptions, "sandboxPrefixes" | "now" | "onRejectedPayload" | "onEngineFailure">;
+type CheckedOptions = Pick<ExtractOptions, "threadId" | "sandboxPrefixes" | "now" | "onRejectedPayload" | "onEngineFailure"> & { callIndex: number; detectRefsInText: boolean };
 
 function checkOptions(options: ExtractOptions): CheckedOptions {
   if (!isObject(options)) throw new TypeError(`extractArtifacts: options must be an object with threadId (got ${options === null ? "null" : typeof options})`);

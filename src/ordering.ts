@@ -9,8 +9,8 @@ import { unknownOptionProblem } from "./types.js";
 
 /** What a middleware must precede (`before`) or follow (`after`), by name. */
 export interface OrderingConstraints {
-  before?: readonly string[];
-  after?: readonly string[];
+  before?: readonly string[] | undefined;
+  after?: readonly string[] | undefined;
 }
 
 /** A constraint stated for a named middleware, possibly by someone else (the host). */

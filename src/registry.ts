@@ -72,12 +72,13 @@ function isTrimDirective(item: unknown): item is TrimDirective {
  * Registry reducer. Items apply in order: an entry replaces the entry with
  * the same handle in place (latest wins, first-seen order kept) or is
  * appended; `{op: "trim_to", keep: N}` keeps the N most recent entries at
- * that point; anything else is ignored. The 1000-entry ceiling is enforced
+ * that point; anything else (junk another writer left; the type is what a
+ * caller should write) is ignored. The 1000-entry ceiling is enforced
  * after the whole update. Items of `existing` that are not entries are
  * dropped, also by an empty update, which otherwise leaves `existing` as it
  * is. Pure: neither argument is mutated.
  */
-export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | undefined, update: readonly (ArtifactUpdate | unknown)[] | null | undefined): ArtifactEntry[] {
+export function mergeToolArtifacts(existing: readonly ArtifactEntry[] | null | undefined, update: readonly ArtifactUpdate[] | null | undefined): ArtifactEntry[] {
   const base: unknown[] = Array.isArray(existing) ? (existing as unknown[]) : [];
   // Only entries are kept: junk another writer left in the channel would
   // otherwise stay in state, break the lookups below and count towards trims.

@@ -43,7 +43,7 @@ describe("mergeToolArtifacts properties", () => {
   it("matches the obvious definition and never exceeds the ceiling", () => {
     fc.assert(
       fc.property(existingArb, updateArb, (existing, update) => {
-        const out = mergeToolArtifacts(existing, update);
+        const out = mergeToolArtifacts(existing, update as never);
         expect(out.length).toBeLessThanOrEqual(MAX_REGISTRY_ENTRIES);
         expect(out).toEqual(model(existing, update));
       }),
@@ -54,7 +54,7 @@ describe("mergeToolArtifacts properties", () => {
   it("latest wins and first-seen order is kept", () => {
     fc.assert(
       fc.property(existingArb, fc.array(entryArb, { maxLength: 200 }), (existing, update) => {
-        const out = mergeToolArtifacts(existing, update);
+        const out = mergeToolArtifacts(existing, update as never);
         const byHandle = new Map(out.map((e) => [e.handle, e]));
         expect(byHandle.size).toBe(out.length); // handles unique
         for (const e of update) if (byHandle.has(e.handle)) expect(byHandle.get(e.handle)).toBe([...update].reverse().find((u) => u.handle === e.handle));
@@ -89,7 +89,7 @@ describe("mergeToolArtifacts properties", () => {
     fc.assert(
       fc.property(existingArb, updateArb, (existing, update) => {
         const before = JSON.stringify([existing, update]);
-        mergeToolArtifacts(existing, update);
+        mergeToolArtifacts(existing, update as never);
         expect(JSON.stringify([existing, update])).toBe(before);
       }),
       { numRuns: 100 },

@@ -43,7 +43,7 @@ describe("mergeToolArtifacts", () => {
   });
 
   it("ignores junk items", () => {
-    const out = mergeToolArtifacts([entry("a")], [null, 3, "art_00000000", [entry("arr")], { handle: 5 }, { op: "trim_to", keep: -1 }, { op: "trim_to", keep: 1.5 }, { op: "trim_to" }, { op: "other", keep: 0 }, entry("b")]);
+    const out = mergeToolArtifacts([entry("a")], [null, 3, "art_00000000", [entry("arr")], { handle: 5 }, { op: "trim_to", keep: -1 }, { op: "trim_to", keep: 1.5 }, { op: "trim_to" }, { op: "other", keep: 0 }, entry("b")] as never);
     expect(handles(out)).toEqual(["a", "b"]);
   });
 

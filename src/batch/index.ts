@@ -50,9 +50,9 @@ export interface ScanBatchOptions extends ScanOptions {
    * `os.availableParallelism()` threads, on machines with at least
    * MIN_CORES_FOR_SHARED_POOL cores (below that the calling thread is faster).
    */
-  pool?: ScanPool;
+  pool?: ScanPool | undefined;
   /** Batches with fewer items run on the calling thread. Default `POOL_THRESHOLD`. */
-  poolThreshold?: number;
+  poolThreshold?: number | undefined;
   /**
    * Whether the calling thread scans slices of a large batch too, while every
    * worker is busy. Default true (the most throughput: it saves packing those
@@ -60,7 +60,7 @@ export interface ScanBatchOptions extends ScanOptions {
    * no pool worker can start, a calling thread that scans takes the whole
    * batch; one kept free leaves each item an error saying so.
    */
-  callingThreadScans?: boolean;
+  callingThreadScans?: boolean | undefined;
 }
 
 const SCAN_BATCH_OPTIONS = ["pool", "poolThreshold", "callingThreadScans", "detectRefsInText", "sandboxPrefixes", "createdAt"] as const satisfies readonly (keyof ScanBatchOptions)[];

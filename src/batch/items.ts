@@ -15,7 +15,7 @@ import { isIndex, isRecord, misspeltField, sameKey } from "../types.js";
 export interface BatchItem {
   threadId: string;
   message: unknown;
-  callIndex?: number;
+  callIndex?: number | null | undefined;
 }
 
 export interface NormalizedItem {

@@ -8,10 +8,10 @@ import type { OutputFormat } from "./format.js";
 
 /** Extraction options that travel to workers (plain data only). */
 export interface ScanOptions {
-  detectRefsInText?: boolean;
-  sandboxPrefixes?: readonly string[];
+  detectRefsInText?: boolean | undefined;
+  sandboxPrefixes?: readonly string[] | undefined;
   /** ISO-8601 timestamp for every entry's `created_at` (default: the time of extraction). */
-  createdAt?: string;
+  createdAt?: string | undefined;
 }
 
 export interface LineScanOptions extends ScanOptions {

@@ -15,9 +15,9 @@ import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 /** The options of `new ScanPool(options)`; unknown keys are refused. */
 export interface ScanPoolOptions {
   /** Worker threads at most. Default: `os.availableParallelism()`. */
-  threads?: number;
+  threads?: number | undefined;
   /** How long an idle worker lives before it exits, in milliseconds. Default 2000. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /** @internal Fault injection for tests. */
   faults?: WorkerFaults;
 }

@@ -28,8 +28,8 @@ export interface HandleSeed {
   threadId: string;
   toolCallId: string;
   callIndex: number;
-  ordinal?: number;
-  occurrenceId?: string | null;
+  ordinal?: number | undefined;
+  occurrenceId?: string | null | undefined;
 }
 
 /** What a ledger key records: a tool result read, or a tool call whose handles were counted. */
@@ -39,7 +39,7 @@ export type OccurrenceKind = "result" | "call";
 export interface OccurrenceSeed {
   kind: OccurrenceKind;
   threadId: string;
-  messageId?: string | null;
+  messageId?: string | null | undefined;
   toolCallId: string;
   index: number;
 }

@@ -23,7 +23,7 @@ interface ScanExports extends EngineExports {
 /** The options of `scanText`; unknown keys are refused. */
 export interface ScanOptions {
   /** Path prefixes of the SANDBOX rule, tried in order. Default ["/mnt/user-data/"]; [] turns the rule off. */
-  sandboxPrefixes?: readonly string[];
+  sandboxPrefixes?: readonly string[] | undefined;
 }
 
 /** Which engine kernel to run: the SIMD one, or the scalar reference it is tested against. */

@@ -78,7 +78,7 @@ export interface ContextSection {
    * `createAgent({ stateSchema })` or an earlier middleware: the first
    * declaration wins.
    */
-  stateKeys?: readonly string[];
+  stateKeys?: readonly string[] | undefined;
   render(view: SectionView): string | null | undefined;
 }
 

@@ -17,8 +17,8 @@ import { unknownOptionProblem } from "../types.js";
 /** One scripted answer of the model: its text or blocks, and the tool calls it makes (ids given when left out). */
 export interface ScriptedReply {
   /** Text, or content blocks (a reply with an image, say). Default "". */
-  content?: AIMessage["content"];
-  tool_calls?: Array<Omit<ToolCall, "id" | "type"> & { id?: string }>;
+  content?: AIMessage["content"] | undefined;
+  tool_calls?: Array<Omit<ToolCall, "id" | "type"> & { id?: string | undefined }> | undefined;
 }
 
 /** A step of the script: a fixed reply, or a function of the messages the model is shown that returns one. */
