@@ -26,7 +26,7 @@ export {
   type ToolArtifactsConfigInput,
   type ToolArtifactsConfigSource,
 } from "./config.js";
-export { findHandles, resolveHandles, isHandle, HANDLE_PATTERN } from "./handles.js";
+export { findHandles, resolveHandles, isHandle, HANDLE_PATTERN, type HandleLookup } from "./handles.js";
 export {
   toolArtifactsMiddleware,
   captureMiddleware,
@@ -37,7 +37,7 @@ export {
   type ProjectionOptions,
   type CaptureOptions,
 } from "./middleware/index.js";
-export { conversationSummarySection, stateTextSection, type ContextSection } from "./middleware/projection.js";
+export { conversationSummarySection, stateTextSection, type ContextSection, type SectionView } from "./middleware/projection.js";
 export {
   orderMiddleware,
   withConstraints,
