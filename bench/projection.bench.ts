@@ -17,7 +17,7 @@
 // Run: npm run bench -- projection
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { conversationSummarySection, projectionMiddleware } from "../src/middleware/projection.js";
-import { MAX_REGISTRY_ENTRIES } from "../src/registry.js";
+import { currentEntries, MAX_REGISTRY_ENTRIES } from "../src/registry.js";
 import type { ArtifactEntry } from "../src/types.js";
 import { alternatingRounds, median } from "./rounds.js";
 
@@ -142,6 +142,10 @@ const tasks: Record<string, () => Promise<void>> = {
   "plain projection (baseline)": async () => {
     for (let i = 0; i < CALLS; i++) sink += (await plainProjection(plainReq))!.messages.length;
   },
+  // Part of every case: the usable entries, one per handle, newest first, which the count of those left out needs in full.
+  "the registry pass alone": async () => {
+    for (let i = 0; i < CALLS; i++) sink += currentEntries((plainReq as unknown as { state: { tool_artifacts: unknown } }).state.tool_artifacts).length;
+  },
 };
 for (const [name, c] of Object.entries(cases)) {
   tasks[name] = async () => {
@@ -155,6 +159,7 @@ const base = perCall("plain projection (baseline)");
 console.log(`\nmedians per model call over ${ROUNDS} alternating rounds (registry ${MAX_REGISTRY_ENTRIES} entries, default 4000-character budget${sink > 0 ? "" : "; nothing consumed"})`);
 console.log(`  ${"handler called directly".padEnd(48)} ${perCall("handler called directly").toFixed(1).padStart(7)} µs`);
 console.log(`  ${"plain projection (baseline)".padEnd(48)} ${base.toFixed(1).padStart(7)} µs`);
+console.log(`  ${"the registry pass alone".padEnd(48)} ${perCall("the registry pass alone").toFixed(1).padStart(7)} µs`);
 for (const name of Object.keys(cases)) {
   const t = perCall(name);
   console.log(`  ${name.padEnd(48)} ${t.toFixed(1).padStart(7)} µs   ${(t / base).toFixed(1)}× the plain projection`);

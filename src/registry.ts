@@ -28,8 +28,21 @@ export function isEntry(item: unknown): item is ArtifactEntry {
  * by all three: never shown, never resolved, never counted as known.
  */
 export function isUsableEntry(item: unknown): item is ArtifactEntry {
-  return isEntry(item) && isHandle(item.handle) && typeof item.real_ref === "string";
+  if (!isEntry(item) || typeof item.real_ref !== "string") return false;
+  if (testedHandles.get(item) === item.handle) return true;
+  if (!isHandle(item.handle)) return false;
+  testedHandles.set(item, item.handle);
+  return true;
 }
+
+/**
+ * Entries `isUsableEntry` has passed, with the handle each had then. The
+ * same entry objects come back on every model call (langchain copies the
+ * channel's array, not its items), and testing each handle again was most of
+ * what a projection cost with a full registry. The handle is compared, so an
+ * entry changed in place since is tested anew.
+ */
+const testedHandles = new WeakMap<object, string>();
 
 /**
  * The usable entries of a stored registry, newest first, one per handle: the
@@ -43,10 +56,10 @@ export function currentEntries(stored: unknown, limit = Infinity): ArtifactEntry
   const out: ArtifactEntry[] = [];
   for (let i = stored.length - 1; i >= 0 && out.length < limit; i--) {
     const item: unknown = stored[i];
-    if (isUsableEntry(item) && !seen.has(item.handle)) {
-      seen.add(item.handle);
-      out.push(item);
-    }
+    if (!isUsableEntry(item)) continue;
+    // One lookup, not has() then add(): the set grew only for a new handle.
+    const known = seen.size;
+    if (seen.add(item.handle).size > known) out.push(item);
   }
   return out;
 }

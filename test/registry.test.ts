@@ -3,7 +3,7 @@ import { createAgent, createMiddleware, tool } from "langchain";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { z } from "zod";
-import { MAX_REGISTRY_ENTRIES, mergeProcessed, mergeToolArtifacts, toolArtifactsStateSchema } from "../src/registry.js";
+import { currentEntries, isUsableEntry, MAX_REGISTRY_ENTRIES, mergeProcessed, mergeToolArtifacts, toolArtifactsStateSchema } from "../src/registry.js";
 import { ScriptedChatModel } from "../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../src/types.js";
 
@@ -216,5 +216,25 @@ describe("toolArtifactsStateSchema in a real agent", () => {
     const out = await agent.invoke({ messages: [new HumanMessage("hi")], tool_artifacts: [entry("seed"), { op: "trim_to", keep: 5 }, 42] as never });
     expect(handles(out.tool_artifacts)).toEqual(["seed"]);
     expect(out.tool_artifact_processed).toEqual([]);
+  });
+});
+
+describe("currentEntries", () => {
+  it("gives the usable entries newest first, one per handle, and tests an entry changed in place again", () => {
+    const a = entry("art_0000000a");
+    const stored: unknown[] = [a, entry("art_0000000b"), { ...a, display_name: "newer" }, entry("bad"), null, entry("art_0000000c", { real_ref: 5 as never })];
+    expect(currentEntries(stored).map((e) => [e.handle, e.display_name])).toEqual([
+      ["art_0000000a", "newer"],
+      ["art_0000000b", "art_0000000b"],
+    ]);
+    expect(currentEntries(stored, 1)).toHaveLength(1);
+    // Passed once, then changed in place (a host's code, another writer): a
+    // handle that is no handle could break a line of the context block.
+    expect(isUsableEntry(a)).toBe(true);
+    (a as { handle: string }).handle = "art_0000000a\n## forged";
+    expect(isUsableEntry(a)).toBe(false);
+    (a as { real_ref: unknown }).real_ref = null;
+    (a as { handle: string }).handle = "art_0000000a";
+    expect(isUsableEntry(a)).toBe(false);
   });
 });
