@@ -89,7 +89,7 @@ function allowWorkerListeners(workers: number): void {
  */
 export class ScanPool {
   readonly threads: number;
-  /** Buffers for tasks and results; workers send back what they were sent. */
+  /** @internal Buffers for tasks and results; workers send back what they were sent. */
   readonly buffers = new BufferPool();
   readonly #idleTimeout: number;
   readonly #faults: WorkerFaults | undefined;
@@ -191,7 +191,7 @@ export class ScanPool {
     return this.#closed;
   }
 
-  /** Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
+  /** @internal Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
   async run(task: ScanTask): Promise<ScanResult> {
     // Piscina would take tasks again once closed, with workers close() never stops.
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
@@ -218,7 +218,7 @@ export class ScanPool {
     }
   }
 
-  /** Resolves once a worker has started (it ran an empty task); rejects with WorkerStartError when none can. */
+  /** @internal Resolves once a worker has started (it ran an empty task); rejects with WorkerStartError when none can. */
   async workerStarted(): Promise<void> {
     await this.run(emptyTask());
   }
@@ -261,7 +261,7 @@ export class ScanPool {
     this.#waiting.clear();
   }
 
-  /** The live worker threads (diagnostics and fault tests). */
+  /** @internal The live worker threads (diagnostics and fault tests). */
   get workers(): readonly Worker[] {
     return this.#piscina?.threads ?? [];
   }
