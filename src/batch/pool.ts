@@ -218,7 +218,7 @@ export class ScanPool {
     }
   }
 
-  /** @internal Resolves once a worker has started (it ran an empty task); rejects with WorkerStartError when none can. */
+  /** Resolves once a worker has started (it ran an empty task); rejects with WorkerStartError when none can. */
   async workerStarted(): Promise<void> {
     await this.run(emptyTask());
   }
