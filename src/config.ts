@@ -114,12 +114,14 @@ export type ToolArtifactsConfig = Omit<z.output<typeof toolArtifactsConfigSchema
   piiRules: RedactionRuleConfig[];
 };
 
-/** What callers may pass: any subset of the fields (the lists may be read-only: they are copied). */
-export type ToolArtifactsConfigInput = Omit<ConfigFields, "piiRules" | "sandboxPrefixes"> & {
-  piiRules?: readonly NonNullable<ConfigFields["piiRules"]>[number][] | undefined;
+/** What callers may pass: any subset of the fields. */
+export type ToolArtifactsConfigInput = z.input<typeof toolArtifactsConfigSchema>;
+
+/** What the entry points take: the lists may be read-only too (they are copied). */
+type ReadonlyListsInput = Omit<ToolArtifactsConfigInput, "piiRules" | "sandboxPrefixes"> & {
+  piiRules?: readonly NonNullable<ToolArtifactsConfigInput["piiRules"]>[number][] | undefined;
   sandboxPrefixes?: readonly string[] | undefined;
 };
-type ConfigFields = z.input<typeof toolArtifactsConfigSchema>;
 
 /** The snake_case section of a config file, mapped onto the camelCase fields. */
 const FILE_KEYS = {
@@ -136,7 +138,7 @@ const OPTION_NAMES = Object.keys(toolArtifactsConfigSchema.shape);
 /** The options a config file's section has no key for: set in code only. */
 const CODE_ONLY_KEYS = OPTION_NAMES.filter((key) => !(Object.values(FILE_KEYS) as string[]).includes(key));
 
-type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null };
+type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unknown>> | null | undefined };
 
 function fieldName(path: readonly PropertyKey[], rename: (key: string) => string, root: string): string {
   let out = "";
@@ -223,7 +225,7 @@ export type ToolArtifactsConfigSource = Parameters<typeof parseToolArtifactsConf
  * parseToolArtifactsConfig({ tool_artifacts: file.tool_artifacts ?? {} }); // or the whole file, when it has the section
  * ```
  */
-export function parseToolArtifactsConfig(input?: (ToolArtifactsConfigInput & FileSection) | null): ToolArtifactsConfig {
+export function parseToolArtifactsConfig(input?: (ReadonlyListsInput & FileSection) | null): ToolArtifactsConfig {
   if (input === undefined || input === null) return parseOrThrow({}, (k) => k);
   if (!isRecord(input)) throw new ToolArtifactsConfigError("(root)", "expected an object");
   const { tool_artifacts: section, ...options } = input as FileSection;

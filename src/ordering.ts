@@ -5,7 +5,7 @@
  * list" means "outside". Middlewares state what they must precede or follow,
  * by name; `orderMiddleware` turns any host list into one that honours them.
  */
-import { unknownOptionProblem } from "./types.js";
+import { isRecord, unknownOptionProblem } from "./types.js";
 
 /** What a middleware must precede (`before`) or follow (`after`), by name. */
 export interface OrderingConstraints {
@@ -62,7 +62,7 @@ export function orderingName(middleware: { name: string }): string {
  * `after` on itself (DESIGN §8's `{name, before?, after?}`), or as
  * `constraints` (what `withConstraints` adds); both count.
  */
-export type Constrained<M> = M & OrderingConstraints & { constraints?: OrderingConstraints };
+export type Constrained<M> = M & OrderingConstraints & { constraints?: OrderingConstraints | undefined };
 
 /**
  * A copy of `middleware` carrying `constraints` (added to any it already
@@ -77,6 +77,7 @@ export function withConstraints<M extends { name: string }>(middleware: Constrai
   if (typeof middleware !== "object" || middleware === null) throw new TypeError("withConstraints: expected a middleware object");
   // Checked now, where a mistake is made, rather than when the list is ordered.
   constraintsOf(middleware.constraints, `withConstraints: ${middleware.name}'s constraints`);
+  if (middleware.before !== undefined || middleware.after !== undefined) constraintsOf({ before: middleware.before, after: middleware.after }, `withConstraints: ${middleware.name}`);
   constraintsOf(constraints, "withConstraints: constraints");
   const own = middleware.constraints ?? {};
   return {
@@ -116,7 +117,7 @@ const HOST_CONSTRAINT_KEYS = ["name", ...CONSTRAINT_KEYS] as const satisfies rea
  */
 function constraintsOf(value: unknown, where: string, keys: readonly string[] = CONSTRAINT_KEYS): { before: string[]; after: string[] } {
   if (value === undefined || value === null) return { before: [], after: [] };
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new TypeError(`${where} must be an object {before?, after?}`);
+  if (!isRecord(value)) throw new TypeError(`${where} must be an object {before?, after?}`);
   const unknown = unknownOptionProblem(value, keys);
   if (unknown !== undefined) throw new TypeError(`${where}: ${unknown}`);
   const { before, after } = value as OrderingConstraints;
@@ -152,7 +153,7 @@ function constraintsOf(value: unknown, where: string, keys: readonly string[] = 
  * });
  * ```
  */
-export function orderMiddleware<const T extends readonly Constrained<{ name: string }>[]>(list: T, options: { constraints?: readonly OrderingConstraint[] } = {}): T {
+export function orderMiddleware<const T extends readonly Constrained<{ name: string }>[]>(list: T, options: { constraints?: readonly OrderingConstraint[] | undefined } = {}): T {
   if (!Array.isArray(list)) throw new TypeError("orderMiddleware: expected an array of middlewares");
   list.forEach((mw: unknown, i) => {
     if (typeof mw !== "object" || mw === null || typeof (mw as { name?: unknown }).name !== "string") {

@@ -12,9 +12,9 @@ export interface ArtifactEntry {
   artifact_type: ArtifactType;
   display_name: string;
   real_ref: string;
-  mime_type?: string;
+  mime_type?: string | undefined;
   created_at: string;
-  consumed_by?: string[];
+  consumed_by?: string[] | undefined;
 }
 
 /** Registry directive: keep only the N most recent entries (first-seen order). */

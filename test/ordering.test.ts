@@ -211,6 +211,7 @@ describe("orderMiddleware: constraints on the middleware itself (DESIGN §8's {n
   it("refuses a before or after on the middleware that is no list of names", () => {
     expect(() => orderMiddleware([mw("b"), { name: "a", before: "b" } as never])).toThrow(new TypeError("orderMiddleware: a.before must be an array of middleware names"));
     expect(() => orderMiddleware([mw("b"), { name: "a", after: [5] } as never])).toThrow(new TypeError("orderMiddleware: a.after must be an array of middleware names"));
+    expect(() => withConstraints({ name: "a", before: "b" } as never, {})).toThrow(new TypeError("withConstraints: a.before must be an array of middleware names"));
   });
 });
 

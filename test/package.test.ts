@@ -57,7 +57,13 @@ describe("package.json", () => {
       expect(entry.import.types).toBe(code.replace(/\.js$/, ".d.ts"));
       // CommonJS TypeScript reads declarations that import langchain's CommonJS ones (commonjs-usage.cts).
       expect(entry.require.types).toBe(code.replace(/\.js$/, ".d.cts"));
-      expect(readFileSync(join(ROOT, entry.require.types), "utf8")).not.toMatch(/from "\.[^"]*\.js"/);
+    }
+    // Every declaration has its CommonJS twin, whose relative imports name the twins.
+    const declarations = readdirSync(join(ROOT, "dist"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".d.ts"));
+    expect(declarations.length).toBeGreaterThan(10);
+    for (const file of declarations) {
+      const twin = readFileSync(join(ROOT, "dist", file.replace(/\.d\.ts$/, ".d.cts")), "utf8");
+      expect(twin).not.toMatch(/(?:from|import\()\s*["']\.[^"']*\.js["']/);
     }
     expect(pkg.main).toBe(exports["."]!.import.default);
     expect(pkg.types).toBe(exports["."]!.import.types);

@@ -528,8 +528,9 @@ export function projectionMiddleware(input?: ToolArtifactsConfigSource, options:
   const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
   const { redact, pure } = createRedactor(config.piiRules);
   const toLabel = (text: string) => renderLabel(text, redact, budgets.labelMaxChars);
-  // Whole labels are kept, not only their redaction, where redaction is:
-  // the other passes too would run again on every line of every call.
+  // Whole labels are kept, not only their redaction, where redaction depends
+  // on the text alone: the other passes too would run again on every line of
+  // every call.
   const labelOf = pure ? remembered(toLabel) : toLabel;
   const label = (value: unknown) => (typeof value === "string" && value !== "" ? labelOf(value) : "-");
   const render: RenderOptions = { redact, label, ...budgets };

@@ -12,7 +12,7 @@ import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/languag
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import type { ToolCall } from "@langchain/core/messages/tool";
-import { unknownOptionProblem } from "../types.js";
+import { isRecord, unknownOptionProblem } from "../types.js";
 
 /** One scripted answer of the model: its text or blocks, and the tool calls it makes (ids given when left out). */
 export interface ScriptedReply {
@@ -31,7 +31,7 @@ const CALL_KEYS: readonly string[] = ["name", "args", "id", "type"];
 
 /** `reply` checked: a misspelt key (`toolCalls`) would give an empty reply and a test that passes for the wrong reason. */
 function checkedReply(reply: unknown, where: string): ScriptedReply {
-  if (typeof reply !== "object" || reply === null || Array.isArray(reply)) throw new TypeError(`ScriptedChatModel: ${where} must be a reply {content?, tool_calls?}`);
+  if (!isRecord(reply)) throw new TypeError(`ScriptedChatModel: ${where} must be a reply {content?, tool_calls?}`);
   const unknown = unknownOptionProblem(reply, REPLY_KEYS);
   if (unknown !== undefined) throw new TypeError(`ScriptedChatModel: ${where}: ${unknown}`);
   const { content, tool_calls: calls } = reply as ScriptedReply;
