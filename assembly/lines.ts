@@ -1287,7 +1287,7 @@ function line(start: usize, end: usize, work: usize): u32 {
   if (slotKind(K_ID) == V_STRING) {
     idAt = slotStart(K_ID) + 1;
     idLen = slotEnd(K_ID) - idAt - 1;
-    hasId = idLen > 0; // an empty id is none (extract.ts's occurrenceIdOf)
+    hasId = true; // the empty one too (extract.ts's occurrenceIdOf)
   }
   // No id and no tool_call_id: its line number is its call index (scan.ts's lineIndexed).
   anonymous = !hasId && callLen == 0;

@@ -131,12 +131,13 @@ const isObject = (v: unknown): v is object => v !== null && typeof v === "object
 const asString = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
 /**
- * A message's id as its occurrence id: a non-empty string, else none. Capture
- * reads an empty id as none too (it then counts the result's occurrences for
- * the call index), and so does the CLI; taken as an id, it would seed the
- * handle with both.
+ * A message's id as its occurrence id: any string, the empty one too (DESIGN
+ * §2: only null and undefined are "not given"; the Python implementation
+ * tests `id is not None`, and LangGraph's message reducers keep "" as an id),
+ * so both implementations give a result the same handles and ledger key.
+ * Extraction, capture and the CLI all read an id through this.
  */
-export const occurrenceIdOf = (id: unknown): string | undefined => (typeof id === "string" && id !== "" ? id : undefined);
+export const occurrenceIdOf = (id: unknown): string | undefined => (typeof id === "string" ? id : undefined);
 
 function withinRefBytes(ref: string): boolean {
   // A UTF-16 unit is at most 3 UTF-8 bytes; only long refs need counting.

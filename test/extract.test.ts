@@ -143,10 +143,11 @@ describe("entry fields", () => {
     expect(refs(fromInstance)).toEqual(["/srv/out.json", "/mnt/user-data/a.csv", "https://x.io/i.png"]);
   });
 
-  it("an empty message id is no occurrence id, as capture takes it", () => {
+  it("an empty message id is an occurrence id, as only null and undefined are none (DESIGN §2, the Python implementation)", () => {
     const message = { content: "/mnt/user-data/a.txt", tool_call_id: "call-1" };
-    expect(extract({ ...message, id: "" })[0]!.handle).toBe(generateHandle(THREAD, "call-1", 0, 0));
-    expect(extract({ ...message, id: "" })).toEqual(extract(message));
+    expect(extract({ ...message, id: "" })[0]!.handle).toBe(generateHandle(THREAD, "call-1", 0, 0, ""));
+    expect(extract({ ...message, id: "" })[0]!.handle).not.toBe(extract(message)[0]!.handle);
+    expect(extract({ ...message, id: null })).toEqual(extract(message));
   });
 
   it("a missing tool_call_id seeds handles with the empty string", () => {

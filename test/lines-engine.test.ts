@@ -525,11 +525,11 @@ describe("a result with no id and no tool_call_id", () => {
       expect(stats).toEqual({ engineLines: 6, jsLines: 0 });
       const base = (firstLine ?? 1) - 1;
       const rows = Buffer.from(engine.output).toString().trimEnd().split("\n").map((l) => JSON.parse(l) as { call_index: number; handle: string });
-      // Lines 2, 3 and 4 (an empty id or call id tells nothing apart); a call id or an id keeps index 0.
-      expect(rows.map((r) => r.call_index)).toEqual([base + 2, base + 3, base + 4, 0, 0]);
+      // Lines 2 and 3 (an empty call id tells nothing apart); a call id or an id, the empty one too, keeps index 0.
+      expect(rows.map((r) => r.call_index)).toEqual([base + 2, base + 3, 0, 0, 0]);
       expect(new Set(rows.map((r) => r.handle)).size).toBe(5);
-      // The empty id is no occurrence id: not in the handle either.
-      expect(rows[2]!.handle).toBe(generateHandle("t", "", base + 4, 0));
+      // The empty id is an occurrence id (DESIGN §2: only null and undefined are none).
+      expect(rows[2]!.handle).toBe(generateHandle("t", "", 0, 0, ""));
     }
   });
 });

@@ -229,7 +229,7 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   if (!isObject(message) || message.status === "error") return [];
   const toolName = str(message.name) || "unknown";
   const toolCallId = str(message.tool_call_id) ?? "";
-  const occurrenceId = str(message.id) || undefined; // an empty id is none (extract.ts's occurrenceIdOf)
+  const occurrenceId = str(message.id); // the empty one too (extract.ts's occurrenceIdOf)
   const callIndex = options.callIndex ?? 0;
   const scanText = options.detectRefsInText ?? true;
   const prefixes = options.sandboxPrefixes ?? ["/mnt/user-data/"];

@@ -104,6 +104,17 @@ describe("capture round", () => {
     ]);
   });
 
+  it("keys and seeds a result whose id is empty by that id, as the Python implementation does (only null and undefined are none)", () => {
+    const hook = capture();
+    const update = hook(state([result(undefined, "c1", "/mnt/user-data/one.txt"), result("", "c1", "/mnt/user-data/two.txt")]), run)!;
+    // The empty id is an id: its key's index is 0, and its handle carries it with call index 0.
+    expect(update.tool_artifact_processed).toEqual([resultKey(null, "c1", 0), resultKey("", "c1", 0)]);
+    expect(update.tool_artifacts.filter(isEntry).map((e) => [e.handle, e.call_index])).toEqual([
+      [generateHandle(THREAD, "c1", 0, 0), 0],
+      [generateHandle(THREAD, "c1", 0, 0, ""), 0],
+    ]);
+  });
+
   it("skips handles already registered but still records the result", () => {
     const hook = capture();
     const message = result("tm-1", "w1", "/mnt/user-data/a.txt");
