@@ -370,9 +370,10 @@ describe("capture round: rules a mutation run found unpinned", () => {
     expect(hook(apply(s, update), run)).toBeUndefined();
   });
 
-  it("looks again at a recorded id-less result: an id assigned in place later re-keys it, as a fresh middleware does", () => {
+  it.each([undefined, ""])("looks again at a recorded result with id %j: an id assigned in place later re-keys it, as a fresh middleware does", (id) => {
+    // Summarization assigns an id where `!msg.id`: the empty one too.
     const hook = capture();
-    const message = result(undefined, "w1", "/mnt/user-data/a.txt");
+    const message = result(id, "w1", "/mnt/user-data/a.txt");
     let s = state([message]);
     s = apply(s, hook(s, run));
     // Recorded: nothing new, with the same message objects.
