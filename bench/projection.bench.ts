@@ -9,10 +9,10 @@
 //             rule, redacting, and a custom RegExp detector), and with a
 //             conversation summary of 4000 characters as a host section. With
 //             built-in and pattern rules (or none) a projection keeps each
-//             label as shown, so after the first call those cases cost what
-//             no rules cost; the case whose key rule is a function (the
-//             host's code, asked on every call) renders every label shown
-//             on every call.
+//             label and section body as shown, so after the first call those
+//             cases cost what no rules cost; the case whose key rule is a
+//             function (the host's code, asked on every call) renders every
+//             label shown on every call.
 // Each case's request, as the handler receives it, is checked before timing.
 // Run: npm run bench -- projection
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";

@@ -61,8 +61,17 @@ export function kindOf(message: Json, readRole: boolean, cls = serializedClass(m
   return typeof role === "string" ? role : undefined;
 }
 
-/** Where a message's own fields are: a serialized message's kwargs, a stored one's data, else the message. */
-const fieldsOf = (message: Json, cls: string | undefined, stored: Json | undefined): Json => (cls !== undefined ? (message.kwargs as Json) : (stored ?? message));
+/**
+ * What `message` says it is (role read too), where its own fields are (a
+ * serialized message's kwargs, a stored one's data, else the message), and
+ * whether that is the message itself. May throw (a revoked proxy).
+ */
+function partsOf(message: Json): { kind: string | undefined; source: Json; itself: boolean } {
+  const cls = serializedClass(message);
+  const stored = cls === undefined ? storedData(message) : undefined;
+  const source = cls !== undefined ? (message.kwargs as Json) : (stored ?? message);
+  return { kind: kindOf(message, true, cls, stored), source, itself: cls === undefined && stored === undefined };
+}
 
 /** A message's shape, worked out once for all that is read of it. */
 export interface MessageShape {
@@ -77,12 +86,8 @@ export interface MessageShape {
 /** The shape of `message`. Never throws: a message that cannot be read (a revoked proxy, a throwing getter) says nothing and is read field by field as it is. */
 export function shapeOf(message: object): MessageShape {
   try {
-    const cls = serializedClass(message as Json);
-    const stored = cls === undefined ? storedData(message as Json) : undefined;
-    const kind = kindOf(message as Json, true, cls, stored);
-    if (cls === undefined && stored === undefined) return { kind, fields: message, source: message };
-    const source = fieldsOf(message as Json, cls, stored);
-    return { kind, fields: plainFrom(source, kind), source };
+    const { kind, source, itself } = partsOf(message as Json);
+    return { kind, fields: itself ? message : plainFrom(source, kind), source };
   } catch {
     return { kind: undefined, fields: message, source: message };
   }
@@ -115,10 +120,8 @@ export function refuseMisspeltToolCallId(source: object, op: string): void {
  * or its data: where a misspelt key would be).
  */
 export function readToolMessage(message: Json): { fields: PlainToolMessage; source: Json } {
-  const cls = serializedClass(message);
-  const stored = cls === undefined ? storedData(message) : undefined;
-  const source = fieldsOf(message, cls, stored);
-  return { fields: plainFrom(source, kindOf(message, true, cls, stored)), source };
+  const { kind, source } = partsOf(message);
+  return { fields: plainFrom(source, kind), source };
 }
 
 /** The fields extraction reads, taken from `source`, with `type` the message's kind. */

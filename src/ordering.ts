@@ -76,8 +76,7 @@ export type Constrained<M> = M & OrderingConstraints & { constraints?: OrderingC
 export function withConstraints<M extends { name: string }>(middleware: Constrained<M>, constraints: OrderingConstraints): M & { constraints: OrderingConstraints } {
   if (typeof middleware !== "object" || middleware === null) throw new TypeError("withConstraints: expected a middleware object");
   // Checked now, where a mistake is made, rather than when the list is ordered.
-  constraintsOf(middleware.constraints, `withConstraints: ${middleware.name}'s constraints`);
-  if (middleware.before !== undefined || middleware.after !== undefined) constraintsOf({ before: middleware.before, after: middleware.after }, `withConstraints: ${middleware.name}`);
+  carriedBy(middleware, "withConstraints");
   constraintsOf(constraints, "withConstraints: constraints");
   const own = middleware.constraints ?? {};
   return {
@@ -122,6 +121,17 @@ function constraintsOf(value: unknown, where: string, keys: readonly string[] = 
   if (unknown !== undefined) throw new TypeError(`${where}: ${unknown}`);
   const { before, after } = value as OrderingConstraints;
   return { before: namesOf(before, `${where}.before`), after: namesOf(after, `${where}.after`) };
+}
+
+/**
+ * The constraints `middleware` carries, checked (`op` names the caller in an
+ * error): `before`/`after` on itself and in its `constraints`.
+ */
+function carriedBy(middleware: Constrained<{ name: string }>, op: string): { before: string[]; after: string[] } {
+  const inner = constraintsOf(middleware.constraints, `${op}: ${middleware.name}'s constraints`);
+  if (middleware.before === undefined && middleware.after === undefined) return inner;
+  const own = constraintsOf({ before: middleware.before, after: middleware.after }, `${op}: ${middleware.name}`);
+  return { before: [...own.before, ...inner.before], after: [...own.after, ...inner.after] };
 }
 
 /**
@@ -181,19 +191,15 @@ export function orderMiddleware<const T extends readonly Constrained<{ name: str
   const edge = (from: number, to: number) => {
     if (names[from] !== names[to]) successors[from]!.add(to);
   };
-  const declare = (subjects: readonly number[], value: unknown, where: string, keys?: readonly string[]) => {
-    const c = constraintsOf(value, where, keys);
+  const declare = (subjects: readonly number[], c: { before: string[]; after: string[] }) => {
     for (const other of c.before) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(i, j);
     for (const other of c.after) for (const j of byName.get(other) ?? []) for (const i of subjects) edge(j, i);
   };
-  list.forEach((mw, i) => {
-    declare([i], mw.constraints, `orderMiddleware: ${mw.name}'s constraints`);
-    if (mw.before !== undefined || mw.after !== undefined) declare([i], { before: mw.before, after: mw.after }, `orderMiddleware: ${mw.name}`);
-  });
+  list.forEach((mw, i) => declare([i], carriedBy(mw, "orderMiddleware")));
   hostConstraints.forEach((c: unknown, k) => {
     const name = (c as OrderingConstraint | null)?.name;
     if (typeof name !== "string") throw new TypeError(`orderMiddleware: options.constraints[${k}] must be an object with a string name`);
-    declare(byName.get(canonical(name)) ?? [], c, `orderMiddleware: options.constraints[${k}]`, HOST_CONSTRAINT_KEYS);
+    declare(byName.get(canonical(name)) ?? [], constraintsOf(c, `orderMiddleware: options.constraints[${k}]`, HOST_CONSTRAINT_KEYS));
   });
 
   const predecessors: number[][] = Array.from({ length: n }, () => []);

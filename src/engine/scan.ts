@@ -7,7 +7,7 @@
  * The input always starts at the base, so low-level callers can write bytes
  * first and scan them afterwards.
  */
-import { describeValue, displayName, prefixesSnapshot, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
+import { describeValue, displayName, isRecord, prefixesSnapshot, sandboxPrefixesProblem, unknownOptionProblem, type ScanRef } from "../types.js";
 import { engine, memoryView, onRebuild, releaseMemoryFor, reserve, runEngine, type EngineExports } from "./wasm.js";
 
 interface ScanExports extends EngineExports {
@@ -200,7 +200,7 @@ function encodeText(x: ScanExports, text: string, base: number): number {
 export function scanText(text: unknown, options?: ScanOptions): ScanRef[] {
   // A prefix passed bare (`scanText(text, "/tmp/")`), or a misspelt option
   // (`sandboxPrefix`), would leave the default prefix on unsaid.
-  if (options != null && (typeof options !== "object" || Array.isArray(options))) {
+  if (options != null && !isRecord(options)) {
     throw new TypeError(`scanText: options must be an object {sandboxPrefixes?} (got ${Array.isArray(options) ? "an array" : describeValue(options)})`);
   }
   const unknown = options == null ? undefined : unknownOptionProblem(options, ["sandboxPrefixes"]);

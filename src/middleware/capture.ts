@@ -110,9 +110,10 @@ interface ThreadView {
    * it (langchain's contextEditingMiddleware puts cleared results into it),
    * and one copy, cut and extended each round. Stops at the first message
    * without an id or with an empty one, whose id may still be assigned in
-   * place (summarization assigns one where `!id`) and so change its key. Weak: a finished thread's history is not kept
-   * alive for this; `snapshots` ties the copy's life to the message lists it
-   * was taken from. Not a WeakRef to each round's list: a WeakRef keeps its
+   * place (summarization assigns one where `!id`) and so change its key.
+   * Weak: a finished thread's history is not kept alive for this;
+   * `snapshots` ties the copy's life to the message lists it was taken
+   * from. Not a WeakRef to each round's list: a WeakRef keeps its
    * target to the end of the job, and a run that never waits is one job.
    */
   recorded: WeakRef<unknown[]> | null;
@@ -352,8 +353,8 @@ function unprocessed(messages: readonly MessageLike[], threadId: string, view: T
     // Looked at again next round: an unrecorded message, an id-less one (its
     // keys depend on what precedes it), one whose id is empty (an id, but
     // summarization replaces it in place, as it assigns a missing one), and
-    // one with a call that got no key
-    // (its args may yet become an object in place: memoFits sees that).
+    // one with a call that got no key (its args may yet become an object in
+    // place: memoFits sees that).
     if (firstOpen === -1 && (!recorded || !messageId || memo.keys.includes(""))) firstOpen = j;
   }
   rememberRecorded(messages, view, same, firstOpen === -1 ? messages.length : firstOpen);

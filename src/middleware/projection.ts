@@ -267,7 +267,8 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redact
     const own = resolveRedactionRule(rule);
     return typeof rule.detector === "string" || rule.detector instanceof RegExp ? { ...own, detector: patternDetector(rule.detector) } : own;
   });
-  if (resolved.length === 0) return { redact: (text) => text, pure: true };
+  const pure = rules.every(isOwnDetector);
+  if (resolved.length === 0) return { redact: (text) => text, pure };
   const redact: Redactor = (text) => {
     let out = text;
     for (const rule of resolved) {
@@ -282,7 +283,7 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redact
     }
     return out;
   };
-  return rules.every(isOwnDetector) ? { redact: remembered(redact), pure: true } : { redact, pure: false };
+  return { redact, pure };
 }
 
 /** A rule whose detector is a built-in type's or a plain pattern, not the host's code (a function, a RegExp subclass's `exec`). */
@@ -294,8 +295,8 @@ const isOwnDetector = ({ detector }: RedactionRuleConfig): boolean =>
 
 /**
  * Texts and their renderings a projection keeps, in each of its two maps
- * (redactions; whole labels): at most this many, and this many characters
- * of them (16 MiB), enough for the labels of 200 lines of the longest
+ * (labels; section bodies): at most this many, and this many characters of
+ * them (16 MiB), enough for the labels of 200 lines of the longest
  * references; past either it starts over.
  */
 const REMEMBERED_TEXTS = 8192;
@@ -409,11 +410,11 @@ function renderLabel(text: string, redact: Redactor, max: number): string {
 }
 
 interface RenderOptions {
-  redact: Redactor;
   /** A label as the model is shown it ("-" for none). */
   label: (value: unknown) => string;
+  /** A host section's body as the model is shown it, before indenting. */
+  body: (text: string) => string;
   artifactBudgetChars: number;
-  sectionMaxChars: number;
 }
 
 /**
@@ -444,9 +445,7 @@ function renderArtifactSection(entries: readonly ArtifactEntry[], opts: RenderOp
  * pass for a heading or a handle line of the block.
  */
 function renderHostSection(title: string, body: string, opts: RenderOptions): string {
-  const heading = opts.label(title);
-  const text = cut(escapeText(shown(body, opts.redact, flatSection)), opts.sectionMaxChars);
-  return `## ${heading}\n${text.replace(/^/gm, "  ")}`;
+  return `## ${opts.label(title)}\n${opts.body(body).replace(/^/gm, "  ")}`;
 }
 
 /** The text of the block for a non-empty registry and host sections (callers skip an empty registry: the block exists to show handles). */
@@ -525,15 +524,15 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  */
 export function projectionMiddleware(input?: ToolArtifactsConfigSource, options: ProjectionOptions = {}) {
   const config = parseToolArtifactsConfig(input);
-  const { sections, ...budgets } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
+  const { sections, labelMaxChars, sectionMaxChars, artifactBudgetChars } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
   const { redact, pure } = createRedactor(config.piiRules);
-  const toLabel = (text: string) => renderLabel(text, redact, budgets.labelMaxChars);
-  // Whole labels are kept, not only their redaction, where redaction depends
-  // on the text alone: the other passes too would run again on every line of
-  // every call.
-  const labelOf = pure ? remembered(toLabel) : toLabel;
+  // Shown texts are kept whole where redaction depends on the text alone:
+  // redaction and the other passes would run again on every call.
+  const keep = pure ? remembered : (render: (text: string) => string) => render;
+  const labelOf = keep((text) => renderLabel(text, redact, labelMaxChars));
   const label = (value: unknown) => (typeof value === "string" && value !== "" ? labelOf(value) : "-");
-  const render: RenderOptions = { redact, label, ...budgets };
+  const body = keep((text) => cut(escapeText(shown(text, redact, flatSection)), sectionMaxChars));
+  const render: RenderOptions = { label, body, artifactBudgetChars };
   const active = config.enabled && config.injectModelContext;
   const notice = untrustedDataNotice(config.enabled && config.resolveHandlesInArgs);
 
