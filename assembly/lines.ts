@@ -1182,7 +1182,7 @@ function emit(): u32 {
 
 // ---- Lines -------------------------------------------------------------------
 
-// What the object whose fields were just read is (items.ts's serializedClass):
+// What the object whose fields were just read is (messages.ts's serializedClass):
 const F_PLAIN: u32 = 0; // no lc, no kwargs: a plain message (or a wrapper)
 const F_TOOL_CLASS: u32 = 1; // {lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs: {...}}
 const F_OTHER_CLASS: u32 = 2; // the same for another class: not a tool result
@@ -1249,14 +1249,14 @@ function line(start: usize, end: usize, work: usize): u32 {
     kwargs = SET_MESSAGE_KWARGS;
   }
   if (form == F_HOST) return L_HOST;
-  // Maybe LangChain's stored form, {type, data: {...}}: items.ts's storedData reads it.
+  // Maybe LangChain's stored form, {type, data: {...}}: messages.ts's storedData reads it.
   if (form == F_PLAIN && has(K_DATA)) return L_HOST;
   if (form == F_OTHER_CLASS) return L_SKIPPED;
   if (form == F_TOOL_CLASS) {
     if (slotFlags(K_KWARGS) & S_UNREAD) return L_HOST;
-    cur = kwargs; // the message's fields are its kwargs (items.ts's plainToolMessage)
+    cur = kwargs; // the message's fields are its kwargs (messages.ts's readToolMessage)
   } else if (has(K_TYPE)) {
-    // items.ts's kindOf (no role read)
+    // messages.ts's kindOf (no role read)
     if (slotKind(K_TYPE) != V_STRING || !plainOrAbsent(K_TYPE)) return L_HOST;
     if (!tokenIs(slotStart(K_TYPE), slotEnd(K_TYPE), W_TOOL)) {
       // Python's dump of a chunk says its class: a tool result, rare enough for the host's path.

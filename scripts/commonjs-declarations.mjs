@@ -10,11 +10,8 @@ import { join } from "node:path";
 
 const RELATIVE_JS = /((?:\bfrom|\bimport)\s*\(?\s*["'])(\.\.?\/[^"']*)\.js(["'])/g;
 
-function declarations(dir) {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? declarations(join(dir, e.name)) : e.name.endsWith(".d.ts") ? [join(dir, e.name)] : []));
-}
-
 const dist = process.argv[2] ?? "dist";
-for (const file of declarations(dist)) {
-  writeFileSync(file.replace(/\.d\.ts$/, ".d.cts"), readFileSync(file, "utf8").replace(RELATIVE_JS, "$1$2.cjs$3"));
+for (const file of readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".d.ts"))) {
+  const path = join(dist, file);
+  writeFileSync(path.replace(/\.d\.ts$/, ".d.cts"), readFileSync(path, "utf8").replace(RELATIVE_JS, "$1$2.cjs$3"));
 }
