@@ -1,4 +1,7 @@
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -814,6 +817,52 @@ describe("process lifetime", () => {
       const { syncBuiltinESMExports } = await import("node:module");
       os.default.availableParallelism = () => ${cores};
       syncBuiltinESMExports();`;
+
+  describe("under Node's permission model without --allow-worker", () => {
+    // The TypeScript loader itself needs a worker there: these run the built package (npm test builds it first).
+    const permission = process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission";
+    const underPermission = (args: string[]) =>
+      spawnSync(process.execPath, [permission, `--allow-fs-read=*`, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20 });
+
+    it("scanBatch with a pool scans every item on the calling thread, or fails each naming the flag, and the process ends cleanly", () => {
+      const script = `
+        import { scanBatch, ScanPool } from ${JSON.stringify(ROOT + "dist/index.js")};
+        const items = Array.from({ length: 200 }, (_, i) => ({ threadId: "t", message: { id: "m" + i, tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
+        const pool = new ScanPool({ threads: 2 });
+        const shared = await scanBatch(items, { pool, poolThreshold: 0 });
+        const alone = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false });
+        await pool.close();
+        console.log(JSON.stringify({ refs: shared.entries.map((e) => e.map((x) => x.real_ref)), errors: shared.errors.length, alone: alone.errors.map((e) => e.error) }));`;
+      const r = underPermission(["--input-type=module", "-e", script]);
+      // Before, the pool's tasks waited for a worker Node refused, a quarter of the items failed, and close() left
+      // promises of Piscina's rejected with nobody to catch them: the process died with status 1.
+      expect(r.stderr).not.toMatch(/AbortError/);
+      expect(r.status).toBe(0);
+      const out = JSON.parse(r.stdout) as { refs: string[][]; errors: number; alone: string[] };
+      expect(out.refs).toEqual(Array.from({ length: 200 }, (_, i) => [`/mnt/user-data/f${i}.txt`]));
+      expect(out.errors).toBe(0);
+      expect(out.alone).toHaveLength(200);
+      for (const error of out.alone) expect(error).toMatch(/permission model does not allow worker threads \(run node with --allow-worker\)/);
+    });
+
+    it("the CLI says once that it scans on this thread alone, writes every entry and exits 0", () => {
+      const dir = mkdtempSync(join(tmpdir(), "ta-permission-"));
+      try {
+        // Over four 1 MiB chunks: the CLI asks for its worker before it reads.
+        const line = (i: number) => JSON.stringify({ thread_id: "t", message: { type: "tool", id: `m${i}`, tool_call_id: `c${i}`, content: `/mnt/user-data/f${i}.txt ${"x".repeat(200)}` } });
+        const lines = Array.from({ length: 24_000 }, (_, i) => line(i));
+        writeFileSync(join(dir, "a.jsonl"), lines.join("\n") + "\n");
+        const r = underPermission([join(ROOT, "dist/cli.js"), "scan", join(dir, "a.jsonl"), "--threads", "2", "--stats"]);
+        expect(r.stderr).not.toMatch(/AbortError/);
+        expect(r.status).toBe(0);
+        expect(r.stderr.match(/permission model does not allow worker threads \(run node with --allow-worker\); scanning on this thread alone/g)).toHaveLength(1);
+        const refs = r.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { real_ref: string }).real_ref);
+        expect(refs).toEqual(lines.map((_, i) => `/mnt/user-data/f${i}.txt`));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
 
   it("close() stops every worker thread; the process then exits by itself", () => {
     const r = child(`

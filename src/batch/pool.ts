@@ -130,6 +130,13 @@ export class ScanPool {
 
   #start() {
     return (this.#ready ??= (async () => {
+      // Node's permission model refuses worker threads without --allow-worker:
+      // `new Worker` throws inside Piscina's run after it has queued the task,
+      // which then waits for a worker that never comes and, failed at close(),
+      // rejects a promise of Piscina's that nobody holds (the process dies).
+      if (process.permission !== undefined && !process.permission.has("worker")) {
+        throw new WorkerStartError("scan worker could not start: Node's permission model does not allow worker threads (run node with --allow-worker)");
+      }
       let loaded;
       try {
         loaded = await Promise.all([import("piscina"), import("./moved.js")]);
