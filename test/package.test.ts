@@ -119,3 +119,9 @@ describe("package.json", () => {
     }
   });
 });
+
+  it.each(["--jitless", "--no-expose-wasm"])("in a Node started with %s, which has no WebAssembly, importing says so", (flag) => {
+    const r = spawnSync(process.execPath, [flag, "--import", "tsx", join(ROOT, "src/engine/wasm.ts")], { cwd: ROOT, encoding: "utf8" });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless or --no-expose-wasm?)");
+  });

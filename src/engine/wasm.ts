@@ -22,6 +22,10 @@ export interface EngineExports {
 const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
 
 function compile(): WebAssembly.Module {
+  // V8 has no WebAssembly under --jitless (Node 20 and 22) or --no-expose-wasm: say so, not "WebAssembly is not defined".
+  if (typeof WebAssembly === "undefined") {
+    throw new Error("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless or --no-expose-wasm?)");
+  }
   let bytes: Buffer;
   try {
     bytes = readFileSync(WASM_URL);
