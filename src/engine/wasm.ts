@@ -22,9 +22,9 @@ export interface EngineExports {
 const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
 
 function compile(): WebAssembly.Module {
-  // V8 has no WebAssembly under --jitless (Node 20 and 22) or --no-expose-wasm: say so, not "WebAssembly is not defined".
+  // V8 has no WebAssembly under --jitless (Node 20 to 24; and --no-expose-wasm before 24): say so, not "WebAssembly is not defined".
   if (typeof WebAssembly === "undefined") {
-    throw new Error("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless or --no-expose-wasm?)");
+    throw new Error("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)");
   }
   let bytes: Buffer;
   try {
