@@ -353,7 +353,11 @@ try {
     }
     process.exitCode = err.exitCode === 0 ? 0 : EXIT_UNREADABLE;
   }
-  else {
+  // The engine cannot load in this process (no WebAssembly, its file unreadable): the environment's problem, said plainly.
+  else if ((err as NodeJS.ErrnoException).code === "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE") {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exitCode = EXIT_UNREADABLE;
+  } else {
     process.stderr.write(`tool-artifacts: internal error: ${(err as Error).stack ?? err}\n`);
     process.exitCode = EXIT_INTERNAL;
   }

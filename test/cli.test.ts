@@ -215,7 +215,7 @@ describe("tool-artifacts scan", () => {
       expect(reported[0]).toMatch(new RegExp(`^${file}:2: invalid JSON: `));
       expect(reported.slice(1)).toEqual([
         `${file}:4: expected a JSON object, got an array`,
-        `${file}:6: no thread_id, nor a default (the CLI's --thread-id, scanArchive's defaultThreadId)`,
+        `${file}:6: no thread_id (give the line one, or run the CLI with --thread-id)`,
         `${file}:8: message is not an object`,
         `${file}:10: call_index must be a non-negative integer`,
         `${file}:11: not valid UTF-8 (JSON lines must be UTF-8: was the file saved in another encoding?)`,
@@ -227,7 +227,7 @@ describe("tool-artifacts scan", () => {
     const file = join(dir, "serialized.jsonl");
     const serialized = { lc: 1, type: "constructor", id: ["langchain_core", "messages", "ToolMessage"], kwargs: { tool_call_id: "c1", name: "n", content: "/mnt/user-data/a.txt", additional_kwargs: {}, response_metadata: {} } };
     writeFileSync(file, JSON.stringify(serialized) + "\n");
-    expect(cli(["scan", file]).stderr).toMatch(/:1: no thread_id, nor a default \(the CLI's --thread-id, scanArchive's defaultThreadId\)\n/);
+    expect(cli(["scan", file]).stderr).toMatch(/:1: no thread_id \(give the line one, or run the CLI with --thread-id\)\n/);
     const r = cli(["scan", file, "--thread-id", "archive-1"]);
     expect(r.status).toBe(0);
     expect(rows(r.stdout)).toMatchObject([{ thread_id: "archive-1", tool_name: "n", tool_call_id: "c1", real_ref: "/mnt/user-data/a.txt" }]);

@@ -118,11 +118,27 @@ describe("package.json", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
-});
 
   // (Node 20 and 22 also take --no-expose-wasm, with the same effect; Node 24 refuses the flag.)
-  it("in a Node started with --jitless, which has no WebAssembly, importing says so", () => {
+  it("in a Node started with --jitless, which has no WebAssembly, importing says so, and the CLI says it in one line and exits 2", () => {
+    const message = "tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)";
     const r = spawnSync(process.execPath, ["--jitless", "--import", "tsx", join(ROOT, "src/engine/wasm.ts")], { cwd: ROOT, encoding: "utf8" });
     expect(r.status).not.toBe(0);
-    expect(r.stderr).toContain("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)");
+    expect(r.stderr).toContain(message);
+    // The built CLI (npm test builds it first): before, an "internal error" with a stack trace, status 3.
+    const cli = spawnSync(process.execPath, ["--jitless", join(ROOT, "dist/cli.js"), "scan", join(ROOT, "examples/archive.jsonl")], { cwd: ROOT, encoding: "utf8" });
+    expect(cli.status).toBe(2);
+    expect(cli.stdout).toBe("");
+    expect(cli.stderr.split("\n").filter((line) => line.startsWith("tool-artifacts:"))).toEqual([message]);
+    expect(cli.stderr).not.toMatch(/internal error|\n\s+at /);
   });
+
+  it("under Node's permission model without a read grant on its engine, says to allow reading it, not to rebuild", () => {
+    const permission = process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission";
+    const grants = ["node_modules", "dist", "examples", "package.json"].map((p) => `--allow-fs-read=${join(ROOT, p)}`);
+    const r = spawnSync(process.execPath, [permission, ...grants, join(ROOT, "dist/cli.js"), "scan", join(ROOT, "examples/archive.jsonl")], { cwd: ROOT, encoding: "utf8" });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`tool-artifacts: cannot read its engine, ${join(ROOT, "build", "engine.wasm")} (ERR_ACCESS_DENIED): allow reading the package's files (node --allow-fs-read).`);
+    expect(r.stderr).not.toMatch(/npm run build:wasm|internal error/);
+  });
+});

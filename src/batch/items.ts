@@ -104,7 +104,7 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const message = wrapped ? value.message : value;
   if (!isRecord(message)) throw new TypeError("message is not an object");
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
-  if (threadId === undefined) throw new TypeError("no thread_id, nor a default (the CLI's --thread-id, scanArchive's defaultThreadId)");
+  if (threadId === undefined) throw new TypeError("no thread_id (give the line one, or run the CLI with --thread-id)");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
   if (kindOf(message, false) !== "tool") return undefined;
   // A null call_index counts as absent, as it always has.

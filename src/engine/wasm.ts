@@ -21,22 +21,33 @@ export interface EngineExports {
 
 const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
 
+/** Why the engine cannot load here; `code` lets the CLI report it as the environment's problem, not a bug. */
+function unavailable(message: string, cause?: unknown): Error {
+  return Object.assign(new Error(`tool-artifacts: ${message}`, { cause }), { code: "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE" });
+}
+
 function compile(): WebAssembly.Module {
   // V8 has no WebAssembly under --jitless (Node 20 to 24; and --no-expose-wasm before 24): say so, not "WebAssembly is not defined".
   if (typeof WebAssembly === "undefined") {
-    throw new Error("tool-artifacts: this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)");
+    throw unavailable("this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)");
   }
   let bytes: Buffer;
   try {
     bytes = readFileSync(WASM_URL);
   } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? (cause as Error).name ?? cause;
+    const path = fileURLToPath(WASM_URL);
+    // Node's permission model (and Deno's, NotCapable): the file is there, rebuilding would not help.
+    if (code === "ERR_ACCESS_DENIED" || code === "NotCapable") {
+      throw unavailable(`cannot read its engine, ${path} (${code}): allow reading the package's files (node --allow-fs-read).`, cause);
+    }
     // Three ways to get here: a checkout not yet built, an install that lost
     // the file, a bundle that moved this module away from it.
-    throw new Error(
-      `tool-artifacts: cannot read its engine, ${fileURLToPath(WASM_URL)} (${(cause as NodeJS.ErrnoException).code ?? cause}). ` +
+    throw unavailable(
+      `cannot read its engine, ${path} (${code}). ` +
         `In a checkout, run "npm run build:wasm"; in an installed package, reinstall it; ` +
         `in a bundle, keep tool-artifacts external (the engine is found next to its module).`,
-      { cause },
+      cause,
     );
   }
   return new WebAssembly.Module(new Uint8Array(bytes));
