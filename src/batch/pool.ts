@@ -104,8 +104,9 @@ export class ScanPool {
   #closing?: Promise<void>;
   /** Whether this pool has raised the stdout/stderr listener limit (see allowWorkerListeners). */
   #listenersAllowed = false;
-  /** Workers Piscina has let go that have not exited yet. */
-  #exiting = 0;
+  /** Workers seen (see #watch) that have not exited yet. */
+  #alive = 0;
+  readonly #watched = new WeakSet<Worker>();
   /** Called once the last worker has exited (see #workersGone). */
   #onGone?: () => void;
   /** This pool's tasks given to Piscina and not settled, queued or running. */
@@ -170,20 +171,15 @@ export class ScanPool {
         if (piscina.threads.length > 0) return;
         this.#abortWaiting(new WorkerStartError(`scan worker could not start: ${errorMessage(err)}`, { cause: err }));
       });
-      // A worker keeps its pipes' listeners until it has exited, which comes
-      // after Piscina's destroy event; a crashed one has exited already (its
-      // thread id is then -1): look once Piscina has forgotten it.
-      piscina.on("workerDestroy", (destroyed: { id: number }) => {
-        const worker = destroyed.id === -1 ? undefined : piscina.threads.find((w) => w.threadId === destroyed.id);
-        if (worker === undefined) {
-          setImmediate(() => this.#workersGone(piscina));
-          return;
-        }
-        this.#exiting++;
-        worker.once("exit", () => {
-          this.#exiting--;
-          this.#workersGone(piscina);
-        });
+      // A worker keeps its pipes' listeners until it has exited, which in
+      // Node comes after Piscina's destroy event, and in Deno inside it (its
+      // terminate() emits "exit"): so each worker is watched from when it is
+      // seen, and the destroy event only looks again once Piscina has
+      // forgotten the worker.
+      piscina.on("workerCreate", () => this.#watch(piscina));
+      piscina.on("workerDestroy", () => {
+        this.#watch(piscina);
+        setImmediate(() => this.#workersGone(piscina));
       });
       this.#piscina = piscina;
       // The task's waiting state rides along under Piscina's queue-options
@@ -209,6 +205,7 @@ export class ScanPool {
     this.#allowListeners(true);
     this.#waiting.add(waiting);
     const result = piscina.run(move(task, moved, waiting), { signal: waiting.signal });
+    this.#watch(piscina); // a worker Piscina made for this task is in its list by now
     this.#pending.add(result);
     const forget = () => this.#pending.delete(result);
     result.then(forget, forget);
@@ -240,6 +237,22 @@ export class ScanPool {
     if (this.#closed || piscina.threads.length > 0 || piscina.queueSize === 0) return;
     this.#allowListeners(true);
     piscina.run(move(emptyTask(), [])).catch(() => {});
+    this.#watch(piscina);
+  }
+
+  /** Count every worker in Piscina's list not seen before as alive until its "exit". */
+  #watch(piscina: Piscina<unknown, ScanResult>): void {
+    for (const worker of piscina.threads) {
+      // Thread id -1: one that has exited already (a crash Piscina has not forgotten yet).
+      if (this.#watched.has(worker) || worker.threadId === -1) continue;
+      this.#watched.add(worker);
+      this.#alive++;
+      worker.once("exit", () => {
+        this.#alive--;
+        // Piscina's own exit listener (added first) may still be settling the dead worker's task.
+        setImmediate(() => this.#workersGone(piscina));
+      });
+    }
   }
 
   #allowListeners(allow: boolean): void {
@@ -256,7 +269,7 @@ export class ScanPool {
    * anew anyway.
    */
   #workersGone(piscina: Piscina<unknown, ScanResult>): void {
-    if (piscina.threads.length > 0 || this.#exiting > 0) return;
+    if (piscina.threads.length > 0 || this.#alive > 0) return;
     this.#allowListeners(false);
     this.buffers.clear();
     this.#onGone?.();
