@@ -272,8 +272,9 @@ async function firstProcess(keep: boolean): Promise<number> {
 
 async function phaseOne(dbFile: string): Promise<string[]> {
   const received = new Map<string, unknown>();
-  const mcp = await connectReportServer();
+  // The checkpointer first: should it fail (a native module that does not load), no MCP server is left running.
   const saver = SqliteSaver.fromConnString(dbFile);
+  const mcp = await connectReportServer();
   let csvHandle = "";
   try {
     const { agent, summarizer } = buildAgent(
@@ -340,8 +341,8 @@ async function phaseOne(dbFile: string): Promise<string[]> {
 async function phaseTwo(dbFile: string, expected: string[]): Promise<void> {
   heading(`Phase 2 · new process ${process.pid} · fresh SqliteSaver on the same file`);
   const received = new Map<string, unknown>();
-  const mcp = await connectReportServer();
   const saver = SqliteSaver.fromConnString(dbFile);
+  const mcp = await connectReportServer();
   try {
     const { agent, model } = buildAgent(
       [
