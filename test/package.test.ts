@@ -114,6 +114,7 @@ describe("package.json", () => {
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain(`cannot read its engine, ${join(dir, "build", "engine.wasm")} (ENOENT)`);
       expect(r.stderr).toMatch(/reinstall it; in a bundle, keep tool-artifacts external/);
+      expect(r.stderr).toContain("code: 'TOOL_ARTIFACTS_ENGINE_UNAVAILABLE'");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -125,6 +126,8 @@ describe("package.json", () => {
     const r = spawnSync(process.execPath, ["--jitless", "--import", "tsx", join(ROOT, "src/engine/wasm.ts")], { cwd: ROOT, encoding: "utf8" });
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain("code: 'TOOL_ARTIFACTS_ENGINE_UNAVAILABLE'");
+    expect(r.stderr).not.toContain("[cause]");
     // The built CLI (npm test builds it first): before, an "internal error" with a stack trace, status 3.
     const cli = spawnSync(process.execPath, ["--jitless", join(ROOT, "dist/cli.js"), "scan", join(ROOT, "examples/archive.jsonl")], { cwd: ROOT, encoding: "utf8" });
     expect(cli.status).toBe(2);

@@ -23,7 +23,7 @@ const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
 
 /** Why the engine cannot load here; `code` lets the CLI report it as the environment's problem, not a bug. */
 function unavailable(message: string, cause?: unknown): Error {
-  return Object.assign(new Error(`tool-artifacts: ${message}`, { cause }), { code: "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE" });
+  return Object.assign(new Error(`tool-artifacts: ${message}`, cause === undefined ? undefined : { cause }), { code: "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE" });
 }
 
 function compile(): WebAssembly.Module {
