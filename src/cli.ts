@@ -16,7 +16,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { CONTROL_CHARS, TABLE_HEADER, type OutputFormat } from "./batch/format.js";
 import { archivePool, archiveThreads } from "./batch/threads.js";
 import { scanArchive, streamSource, type ArchiveProgress, type ArchiveSource, type ArchiveSummary, type ArchiveWriter } from "./batch/stream.js";
-import { sandboxPrefixesProblem } from "./types.js";
+import { ENGINE_UNAVAILABLE, sandboxPrefixesProblem } from "./types.js";
 
 const EXIT_FAILED_LINES = 1;
 const EXIT_UNREADABLE = 2;
@@ -353,8 +353,8 @@ try {
     }
     process.exitCode = err.exitCode === 0 ? 0 : EXIT_UNREADABLE;
   }
-  // The engine cannot load in this process (no WebAssembly, its file unreadable): the environment's problem, said plainly.
-  else if ((err as NodeJS.ErrnoException).code === "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE") {
+  // The engine cannot load in this process: the environment's problem, said plainly.
+  else if ((err as NodeJS.ErrnoException).code === ENGINE_UNAVAILABLE) {
     process.stderr.write(`${(err as Error).message}\n`);
     process.exitCode = EXIT_UNREADABLE;
   } else {

@@ -1,5 +1,12 @@
 /* Shapes shared by the engine facade, extraction, the registry and the middleware. */
 
+/**
+ * The `code` of the error importing the engine throws where it cannot load
+ * (no WebAssembly, its file unreadable): the environment's problem, which
+ * the CLI reports in one line rather than as an internal error.
+ */
+export const ENGINE_UNAVAILABLE = "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE";
+
 /** What an entry refers to: a `file` (a path or URL), an `image` (an image block's URL), a remote `task` id, or small structured `data` (its JSON as `real_ref`). */
 export type ArtifactType = "file" | "image" | "task" | "data";
 

@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { PERMISSION_FLAG } from "./support/permission.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Record<string, Record<string, string> | undefined>;
@@ -105,11 +106,12 @@ describe("package.json", () => {
   });
 
   it("without its engine file, says which file it read and what to do, in a path with spaces", () => {
-    // The engine loader alone, where no build/engine.wasm sits beside it.
+    // The engine loader alone (and the shapes module it reads its error code from), where no build/engine.wasm sits beside it.
     const dir = mkdtempSync(join(tmpdir(), "tool artifacts "));
     try {
       mkdirSync(join(dir, "src", "engine"), { recursive: true });
       copyFileSync(join(ROOT, "src/engine/wasm.ts"), join(dir, "src/engine/wasm.ts"));
+      copyFileSync(join(ROOT, "src/types.ts"), join(dir, "src/types.ts"));
       const r = spawnSync(process.execPath, ["--import", "tsx", join(dir, "src/engine/wasm.ts")], { cwd: ROOT, encoding: "utf8" });
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain(`cannot read its engine, ${join(dir, "build", "engine.wasm")} (ENOENT)`);
@@ -137,9 +139,8 @@ describe("package.json", () => {
   });
 
   it("under Node's permission model without a read grant on its engine, says to allow reading it, not to rebuild", () => {
-    const permission = process.allowedNodeEnvironmentFlags.has("--permission") ? "--permission" : "--experimental-permission";
     const grants = ["node_modules", "dist", "examples", "package.json"].map((p) => `--allow-fs-read=${join(ROOT, p)}`);
-    const r = spawnSync(process.execPath, [permission, ...grants, join(ROOT, "dist/cli.js"), "scan", join(ROOT, "examples/archive.jsonl")], { cwd: ROOT, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [PERMISSION_FLAG, ...grants, join(ROOT, "dist/cli.js"), "scan", join(ROOT, "examples/archive.jsonl")], { cwd: ROOT, encoding: "utf8" });
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`tool-artifacts: cannot read its engine, ${join(ROOT, "build", "engine.wasm")} (ERR_ACCESS_DENIED): allow reading the package's files (node --allow-fs-read).`);
     expect(r.stderr).not.toMatch(/npm run build:wasm|internal error/);

@@ -135,6 +135,10 @@ export class ScanPool {
       // `new Worker` throws inside Piscina's run after it has queued the task,
       // which then waits for a worker that never comes and, failed at close(),
       // rejects a promise of Piscina's that nobody holds (the process dies).
+      // Only this refusal can be seen ahead for free: catching the throw in
+      // run() leaves that queued task, and probing with a thread of our own
+      // (which would catch a thread limit too) costs every pool a thread
+      // start on the path the CLI's start-up figures turn on.
       if (process.permission !== undefined && !process.permission.has("worker")) {
         throw new WorkerStartError("scan worker could not start: Node's permission model does not allow worker threads (run node with --allow-worker)");
       }

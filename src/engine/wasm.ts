@@ -11,6 +11,7 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { ENGINE_UNAVAILABLE } from "../types.js";
 
 /** Exports every kernel file has; each facade extends this with its kernels' signatures (HashExports, ScanExports, WalkExports). */
 export interface EngineExports {
@@ -21,9 +22,9 @@ export interface EngineExports {
 
 const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
 
-/** Why the engine cannot load here; `code` lets the CLI report it as the environment's problem, not a bug. */
+/** Why the engine cannot load here. */
 function unavailable(message: string, cause?: unknown): Error {
-  return Object.assign(new Error(`tool-artifacts: ${message}`, cause === undefined ? undefined : { cause }), { code: "TOOL_ARTIFACTS_ENGINE_UNAVAILABLE" });
+  return Object.assign(new Error(`tool-artifacts: ${message}`, cause === undefined ? undefined : { cause }), { code: ENGINE_UNAVAILABLE });
 }
 
 function compile(): WebAssembly.Module {
