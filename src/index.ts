@@ -30,12 +30,14 @@ export { findHandles, resolveHandles, isHandle, HANDLE_PATTERN, type HandleLooku
 export {
   toolArtifactsMiddleware,
   captureMiddleware,
+  rekeyLedger,
   resolutionMiddleware,
   projectionMiddleware,
   type ToolArtifactsMiddleware,
   type ToolArtifactsMiddlewareOptions,
   type ProjectionOptions,
   type CaptureOptions,
+  type LedgerState,
 } from "./middleware/index.js";
 export { conversationSummarySection, stateTextSection, type ContextSection, type SectionView } from "./middleware/projection.js";
 export {

@@ -20,13 +20,22 @@ import { extractArtifacts, occurrenceIdOf } from "../extract.js";
 import { argumentHandles, isArgumentsObject } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
-import { isStructuredResponseMessage, type ArtifactEntry, type ArtifactUpdate } from "../types.js";
+import { describeValue, isStructuredResponseMessage, type ArtifactEntry, type ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
 interface CaptureState {
   messages?: readonly BaseMessage[] | null;
   tool_artifacts?: readonly ArtifactEntry[] | null;
   tool_artifact_processed?: readonly string[] | null;
+}
+
+/**
+ * What `rekeyLedger` reads: the history (LangChain messages, or their plain
+ * form as the LangGraph API returns state) and the ledger.
+ */
+export interface LedgerState {
+  messages?: readonly unknown[] | null;
+  tool_artifact_processed?: readonly unknown[] | null;
 }
 
 /** One round's state update: both channels, capture part then consumption part. */
@@ -492,6 +501,67 @@ function captureRound(
   for (const { entry, added } of gained) artifacts.push({ ...entry, consumed_by: [...consumersOf(entry), ...added] });
   if (trimNeeded()) artifacts.push({ op: "trim_to", keep: config.maxEntries });
   return { tool_artifacts: artifacts, tool_artifact_processed: [...capturedKeys, ...settled] };
+}
+
+/**
+ * The ledger keys of a history's tool results and keyed tool calls under
+ * `threadId`, results then calls, each in message order: what capture would
+ * look for in the ledger, from a view of its own (nothing cached).
+ */
+function historyKeys(messages: readonly MessageLike[], threadId: string): { results: string[]; calls: string[] } {
+  const view = new ThreadViews().visit(threadId, []);
+  const { results, calls } = unprocessed(messages, threadId, view);
+  return { results: results.map((c) => c.memo.keys[0]!), calls: calls.map((c) => c.memo.keys[c.position]!) };
+}
+
+const nonEmptyId = (value: unknown, name: string): string => {
+  if (typeof value !== "string" || value === "") throw new TypeError(`rekeyLedger: ${name} must be a non-empty string, got ${describeValue(value)}`);
+  return value;
+};
+
+/**
+ * The ledger items a copy of a thread needs under its new thread id.
+ *
+ * Ledger keys hash the thread id (DESIGN §2), so a thread's state copied
+ * under another id (LangGraph's `threads.copy`, a checkpointer's `copy`, a
+ * host copying `getState` values) keeps a ledger that names none of the
+ * copy's messages: its next round would take every earlier result for new,
+ * register its references again under new handles, and push the copied
+ * handles out past `maxEntries`. This gives, for each result and call of
+ * `state.messages` that the ledger records under `fromThreadId`, the key
+ * under `toThreadId` (a call waiting for its one retry keeps waiting); add
+ * them to the copy's `tool_artifact_processed` (the channel's reducer
+ * appends). What the ledger did not record yet stays unrecorded, so the
+ * copy captures it at its next round. The registry needs nothing: handles
+ * keep resolving in the copy, and the copy's new results get handles of
+ * its own thread.
+ *
+ * @example
+ * ```ts
+ * // Thread "a" was copied to "b" (the LangGraph API's threads.copy, say):
+ * const b = { configurable: { thread_id: "b" } };
+ * const { values } = await agent.graph.getState(b);
+ * await agent.graph.updateState(b, { tool_artifact_processed: rekeyLedger(values, "a", "b") });
+ * ```
+ */
+export function rekeyLedger(state: LedgerState, fromThreadId: string, toThreadId: string): string[] {
+  if (typeof state !== "object" || state === null) throw new TypeError(`rekeyLedger: state must be an object with messages and tool_artifact_processed, got ${describeValue(state)}`);
+  const from = nonEmptyId(fromThreadId, "fromThreadId");
+  const to = nonEmptyId(toThreadId, "toThreadId");
+  const messages = (Array.isArray(state.messages) ? state.messages : []) as readonly MessageLike[];
+  const ledger = new Set<unknown>(Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : []);
+  if (ledger.size === 0 || from === to) return [];
+  const before = historyKeys(messages, from);
+  const after = historyKeys(messages, to);
+  const keys = new Set<string>();
+  before.results.forEach((key, i) => {
+    if (ledger.has(key)) keys.add(after.results[i]!);
+  });
+  before.calls.forEach((key, i) => {
+    if (ledger.has(key)) keys.add(after.calls[i]!);
+    else if (ledger.has(retryRecord(key)) || ledger.has(earlierRetryRecord(key))) keys.add(retryRecord(after.calls[i]!));
+  });
+  return [...keys];
 }
 
 /**

@@ -10,7 +10,7 @@ import { captureMiddleware, captureOptionsSchema } from "./capture.js";
 import { projectionMiddleware, projectionOptionsSchema } from "./projection.js";
 import { resolutionMiddleware } from "./resolution.js";
 
-export { captureMiddleware, type CaptureOptions } from "./capture.js";
+export { captureMiddleware, rekeyLedger, type CaptureOptions, type LedgerState } from "./capture.js";
 export { projectionMiddleware, type ProjectionOptions } from "./projection.js";
 export { resolutionMiddleware } from "./resolution.js";
 
