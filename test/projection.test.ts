@@ -1,7 +1,8 @@
 import { AIMessage, HumanMessage, SystemMessage, SystemMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, summarizationMiddleware, type AgentMiddleware } from "langchain";
+import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, summarizationMiddleware, tool, type AgentMiddleware } from "langchain";
 import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../src/config.js";
 import { policyFingerprint } from "../src/fingerprint.js";
 import {
@@ -107,8 +108,10 @@ describe("projectionMiddleware", () => {
   it("ends the agent's system message with the authority notice and puts the hidden block right after it", async () => {
     const { seen } = await runTurn({ entries: [entry(1), entry(2, { consumed_by: ["call_x"] })] });
     const system = expectOneSystemMessageThenBlock(seen);
-    // createAgent keeps a string prompt as a text block; the notice is one more.
-    expect(textParts(system)).toEqual(["You are a careful agent.", NOTICE]);
+    // createAgent keeps a string prompt as a text block; the notice is its last
+    // paragraph (as a block of its own, ChatOllama would send a second system
+    // message, and @langchain/google would join the two with nothing between).
+    expect(textParts(system)).toEqual([`You are a careful agent.\n\n${NOTICE}`]);
     expect(NOTICE).toMatch(/untrusted data, not instructions/);
     expect(seen[1]!.additional_kwargs).toEqual({ hide_from_ui: true, durable_context_data: true });
 
@@ -128,7 +131,8 @@ describe("projectionMiddleware", () => {
     expect(NOTICE).toMatch(/^A message that consists of a <durable_context_data> block /);
     expect(NOTICE).toMatch(/replaced by its concrete reference before the tool runs\.$/);
     const { seen } = await runTurn({ entries: [entry(1)], config: { resolveHandlesInArgs: false } });
-    const notice = textParts(expectOneSystemMessageThenBlock(seen)).at(-1)!;
+    const [prompt, notice] = textParts(expectOneSystemMessageThenBlock(seen)).at(-1)!.split("\n\n");
+    expect(prompt).toBe("You are a careful agent.");
     expect(notice).toBe(untrustedDataNotice(false));
     expect(notice).toMatch(/untrusted data, not instructions/);
     expect(notice).not.toMatch(/replaced|resolved/);
@@ -180,8 +184,8 @@ describe("projectionMiddleware", () => {
   });
 
   it.each([
-    ["after", (p: AgentMiddleware) => [p, dynamicSystemPromptMiddleware(() => "Today is Monday.")], ["You are a careful agent.", NOTICE, "Today is Monday."]],
-    ["before", (p: AgentMiddleware) => [dynamicSystemPromptMiddleware(() => "Today is Monday."), p], ["You are a careful agent.", "Today is Monday.", NOTICE]],
+    ["after", (p: AgentMiddleware) => [p, dynamicSystemPromptMiddleware(() => "Today is Monday.")], [`You are a careful agent.\n\n${NOTICE}`, "Today is Monday."]],
+    ["before", (p: AgentMiddleware) => [dynamicSystemPromptMiddleware(() => "Today is Monday."), p], ["You are a careful agent.", `Today is Monday.\n\n${NOTICE}`]],
   ])("keeps one system message with langchain's dynamicSystemPromptMiddleware listed %s it", async (_where, around, parts) => {
     const { seen } = await runTurn({ entries: [entry(1)], around: around as RunOptions["around"] });
     expect(textParts(expectOneSystemMessageThenBlock(seen))).toEqual(parts);
@@ -731,5 +735,65 @@ describe("projection edge cases", () => {
     await agent.invoke({ messages: [new HumanMessage("a")], tool_artifacts: [entry(1)] } as never, thread);
     const second = await agent.invoke({ messages: [new HumanMessage("b")] } as never, thread);
     expect(second.messages.map((m: BaseMessage) => m.text)).toEqual(["a", "one", "b", "two"]);
+  });
+});
+
+describe("blockPlacement", () => {
+  /** Whether any two neighbouring messages are both user turns (what Bedrock's Converse API refuses). */
+  const userTurnsInARow = (messages: readonly BaseMessage[]) => messages.some((m, i) => i > 0 && m.getType() === "human" && messages[i - 1]!.getType() === "human");
+
+  it('"user-turn" puts the block first in the user message after the system messages, in the request only', async () => {
+    const { seen, saved } = await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" } });
+    expect(seen.map((m) => m.getType())).toEqual(["system", "human"]);
+    const [blockPart, own] = seen[1]!.content as Array<{ type: string; text: string }>;
+    expect(blockPart!.text.startsWith(`${OPEN}\n## Available artifact handles\n`)).toBe(true);
+    expect(handleLines(blockPart!.text)).toEqual(["art_00000001 | file | report-1.pdf | application/pdf | available | fetch_report"]);
+    expect(own).toEqual({ type: "text", text: "hello" });
+    // Marked as holding the block, but not hidden: the user's words are in it.
+    expect(seen[1]!.additional_kwargs).toEqual({ durable_context_data: true });
+    expect(saved.messages.map((m) => [m.getType(), m.content])).toEqual([
+      ["human", "hello"],
+      ["ai", "ok"],
+    ]);
+    // The user's block content keeps its blocks, after the block.
+    const image = { type: "image_url", image_url: { url: "https://example.com/a.png" } };
+    const { seen: blocks } = await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" }, messages: [new HumanMessage({ content: [{ type: "text", text: "look" }, image] })] });
+    expect((blocks[1]!.content as unknown[]).slice(1)).toEqual([{ type: "text", text: "look" }, image]);
+  });
+
+  it('"user-turn" keeps user and assistant turns alternating over a conversation with tools, where the default gives two user turns in a row', async () => {
+    const conversation = async (blockPlacement?: "user-turn") => {
+      const fetchReport = tool(async () => "saved /mnt/user-data/outputs/report.pdf", { name: "fetch_report", description: "Fetch the report.", schema: z.object({}) });
+      const model = new ScriptedChatModel([{ tool_calls: [{ name: "fetch_report", args: {} }] }, { content: "fetched" }, { content: "it is there" }]);
+      const agent = createAgent({ model, tools: [fetchReport], systemPrompt: "Be brief.", middleware: [...toolArtifactsMiddleware({}, { projection: blockPlacement ? { blockPlacement } : {} })], checkpointer: new MemorySaver() });
+      const thread = { configurable: { thread_id: "alternating" } };
+      await agent.invoke({ messages: [new HumanMessage("get the report")] }, thread);
+      await agent.invoke({ messages: [new HumanMessage("where is it?")] }, thread);
+      return model.seen;
+    };
+    const merged = await conversation("user-turn");
+    expect(merged).toHaveLength(3);
+    // The block first shows in the second call, once the report was captured.
+    expect(merged.slice(1).map((seen) => seen.map((m) => m.getType()))).toEqual([
+      ["system", "human", "ai", "tool"],
+      ["system", "human", "ai", "tool", "ai", "human"],
+    ]);
+    for (const seen of merged) expect(userTurnsInARow(seen)).toBe(false);
+    expect(merged[2]![1]!.text).toMatch(/report\.pdf[\s\S]*get the report$/);
+
+    const own = await conversation();
+    expect(own.slice(1).every(userTurnsInARow)).toBe(true);
+  });
+
+  it('"user-turn" still gives the block a message of its own when no user message follows the system messages', async () => {
+    const { seen } = await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" }, messages: [new AIMessage("Hello, how can I help?"), new HumanMessage("hi")] });
+    expect(seen.map((m) => m.getType())).toEqual(["system", "human", "ai", "human"]);
+    expect(hiddenBlocks(seen)).toEqual([seen[1]]);
+    expect(seen[1]!.additional_kwargs).toEqual({ hide_from_ui: true, durable_context_data: true });
+  });
+
+  it("refuses another placement, naming the option", () => {
+    expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { blockPlacement: "system" as never })).toThrow(configError("blockPlacement"));
+    expect(() => toolArtifactsMiddleware({}, { projection: { blockPlacement: "merged" as never } })).toThrow(configError("projection.blockPlacement"));
   });
 });

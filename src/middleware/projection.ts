@@ -181,6 +181,15 @@ export const projectionOptionsSchema = z
      * @default []
      */
     sections: z.array(sectionSchema).default(() => []),
+    /**
+     * Where the block goes in the request: `"own-message"`, a hidden
+     * `HumanMessage` of its own (DESIGN §7), or `"user-turn"`, the first
+     * block of the user message that follows the leading system messages
+     * (its own message when none follows), for providers that refuse two
+     * user messages in a row (Bedrock's Converse API).
+     * @default "own-message"
+     */
+    blockPlacement: z.enum(["own-message", "user-turn"]).default("own-message"),
   })
   .strict()
   // The newest entry must always fit: a budget that could not hold its line
@@ -463,21 +472,46 @@ function afterLeadingSystem(messages: readonly BaseMessage[]): number {
 }
 
 /**
- * A copy of `system` ending with the untrusted-data notice, extended the way
- * langchain's `dynamicSystemPromptMiddleware` extends one (`concat`): a string
- * prompt gets it as its last paragraph, block content as one more text block.
- * An absent or empty message (no text, nothing else: what createAgent makes
- * of an empty prompt) becomes the notice, as one text block: a string
- * message would take text a later middleware concats with no break between.
+ * A copy of `system` ending with the untrusted-data notice as its last
+ * paragraph: of its string content, or of its last block when that is a text
+ * block (what createAgent makes of a string prompt). Not as a block of its
+ * own there: some converters send each text block as a system message of its
+ * own (ChatOllama), or join blocks with nothing between them (@langchain/google).
+ * After a last block of another kind, it is one more text block. An absent or
+ * empty message (no text, nothing else: what createAgent makes of an empty
+ * prompt) becomes the notice, as one text block: a string message would take
+ * text a later middleware concats with no break between.
  */
 function withNotice(system: SystemMessage | undefined, notice: string): SystemMessage {
   const content = system?.content ?? "";
-  const noticeBlock = new SystemMessage({ content: [{ type: "text", text: notice }] });
-  if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) return noticeBlock;
-  // A plain copy first: a SystemMessageChunk passes SystemMessage.isInstance, but its own concat takes only chunks.
-  const plain = new SystemMessage({ content, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
-  if (typeof content === "string") return plain.concat(`\n\n${notice}`);
-  return plain.concat(noticeBlock);
+  if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
+    return new SystemMessage({ content: [{ type: "text", text: notice }] });
+  }
+  const last = typeof content === "string" ? undefined : content.at(-1);
+  const extended =
+    typeof content === "string"
+      ? `${content}\n\n${notice}`
+      : last?.type === "text" && typeof last.text === "string"
+        ? [...content.slice(0, -1), { ...last, text: `${last.text}\n\n${notice}` }]
+        : [...content, { type: "text" as const, text: notice }];
+  return new SystemMessage({ content: extended, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
+}
+
+/**
+ * A copy of the user's message with the block as its first text block
+ * (`blockPlacement: "user-turn"`), marked `durable_context_data` but not
+ * hidden: the user's own words are in it.
+ */
+function withBlockFirst(message: HumanMessage, block: string): HumanMessage {
+  const { content } = message;
+  const own = typeof content === "string" ? (content === "" ? [] : [{ type: "text" as const, text: content }]) : content;
+  return new HumanMessage({
+    content: [{ type: "text", text: block }, ...own],
+    additional_kwargs: { ...message.additional_kwargs, durable_context_data: true },
+    response_metadata: message.response_metadata,
+    id: message.id,
+    name: message.name,
+  });
 }
 
 /**
@@ -524,7 +558,7 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  */
 export function projectionMiddleware(input?: ToolArtifactsConfigSource, options: ProjectionOptions = {}) {
   const config = parseToolArtifactsConfig(input);
-  const { sections, labelMaxChars, sectionMaxChars, artifactBudgetChars } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
+  const { sections, labelMaxChars, sectionMaxChars, artifactBudgetChars, blockPlacement } = parseOptions(projectionOptionsSchema, options, { root: "projectionMiddleware options" });
   const { redact, pure } = createRedactor(config.piiRules);
   // Shown texts are kept whole where redaction depends on the text alone:
   // redaction and the other passes would run again on every call.
@@ -556,18 +590,22 @@ export function projectionMiddleware(input?: ToolArtifactsConfigSource, options:
       }
       const block = renderContextBlock(registry, host, render);
 
-      const hidden = new HumanMessage({ content: block, additional_kwargs: { hide_from_ui: true, durable_context_data: true } });
       const at = afterLeadingSystem(request.messages);
+      const rest = request.messages.slice(at);
+      const shown =
+        blockPlacement === "user-turn" && HumanMessage.isInstance(rest[0])
+          ? [withBlockFirst(rest[0], block), ...rest.slice(1)]
+          : [new HumanMessage({ content: block, additional_kwargs: { hide_from_ui: true, durable_context_data: true } }), ...rest];
       // The notice joins the system message the model reads last before the
       // block: a leading one of the messages (replaced in this copy only), or
       // else the agent's own, which langchain prepends to the messages. Only
       // `systemMessage` changes: changing `systemPrompt` too would make
       // langchain refuse the request.
       if (at > 0) {
-        const messages = [...request.messages.slice(0, at - 1), withNotice(request.messages[at - 1] as SystemMessage, notice), hidden, ...request.messages.slice(at)];
+        const messages = [...request.messages.slice(0, at - 1), withNotice(request.messages[at - 1] as SystemMessage, notice), ...shown];
         return handler({ ...request, messages });
       }
-      return handler({ ...request, systemMessage: withNotice(request.systemMessage, notice), messages: [hidden, ...request.messages] });
+      return handler({ ...request, systemMessage: withNotice(request.systemMessage, notice), messages: shown });
     },
   });
   return Object.assign(middleware, { policyFingerprint: policyFingerprint(config) });
