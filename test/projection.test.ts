@@ -742,23 +742,31 @@ describe("blockPlacement", () => {
   /** Whether any two neighbouring messages are both user turns (what Bedrock's Converse API refuses). */
   const userTurnsInARow = (messages: readonly BaseMessage[]) => messages.some((m, i) => i > 0 && m.getType() === "human" && messages[i - 1]!.getType() === "human");
 
-  it('"user-turn" puts the block first in the user message after the system messages, in the request only', async () => {
+  it('"user-turn" makes the block the first paragraph of the user message after the system messages, in the request only', async () => {
     const { seen, saved } = await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" } });
     expect(seen.map((m) => m.getType())).toEqual(["system", "human"]);
-    const [blockPart, own] = seen[1]!.content as Array<{ type: string; text: string }>;
-    expect(blockPart!.text.startsWith(`${OPEN}\n## Available artifact handles\n`)).toBe(true);
-    expect(handleLines(blockPart!.text)).toEqual(["art_00000001 | file | report-1.pdf | application/pdf | available | fetch_report"]);
-    expect(own).toEqual({ type: "text", text: "hello" });
+    // One string, not a block list: ChatOllama sends each text block as a message of its own.
+    const content = seen[1]!.content as string;
+    expect(content.startsWith(`${OPEN}\n## Available artifact handles\n`)).toBe(true);
+    expect(content.endsWith(`\n${CLOSE}\n\nhello`)).toBe(true);
+    expect(handleLines(content)).toEqual(["art_00000001 | file | report-1.pdf | application/pdf | available | fetch_report"]);
     // Marked as holding the block, but not hidden: the user's words are in it.
     expect(seen[1]!.additional_kwargs).toEqual({ durable_context_data: true });
     expect(saved.messages.map((m) => [m.getType(), m.content])).toEqual([
       ["human", "hello"],
       ["ai", "ok"],
     ]);
-    // The user's block content keeps its blocks, after the block.
+    // Block content: the block joins its first text block; before another kind, it is a text block of its own.
     const image = { type: "image_url", image_url: { url: "https://example.com/a.png" } };
-    const { seen: blocks } = await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" }, messages: [new HumanMessage({ content: [{ type: "text", text: "look" }, image] })] });
-    expect((blocks[1]!.content as unknown[]).slice(1)).toEqual([{ type: "text", text: "look" }, image]);
+    const firstBlocks = async (content: HumanMessage["content"]) =>
+      (await runTurn({ entries: [entry(1)], options: { blockPlacement: "user-turn" }, messages: [new HumanMessage({ content })] })).seen[1]!.content as Array<{ type: string; text?: string }>;
+    const joined = await firstBlocks([{ type: "text", text: "look" }, image]);
+    expect(joined).toHaveLength(2);
+    expect(joined[0]!.text).toMatch(new RegExp(`^${OPEN}[\\s\\S]*${CLOSE}\n\nlook$`));
+    expect(joined[1]).toEqual(image);
+    const apart = await firstBlocks([image, { type: "text", text: "this" }]);
+    expect(apart.map((b) => b.type)).toEqual(["text", "image_url", "text"]);
+    expect(apart[0]!.text!.endsWith(CLOSE)).toBe(true);
   });
 
   it('"user-turn" keeps user and assistant turns alternating over a conversation with tools, where the default gives two user turns in a row', async () => {
@@ -779,7 +787,7 @@ describe("blockPlacement", () => {
       ["system", "human", "ai", "tool", "ai", "human"],
     ]);
     for (const seen of merged) expect(userTurnsInARow(seen)).toBe(false);
-    expect(merged[2]![1]!.text).toMatch(/report\.pdf[\s\S]*get the report$/);
+    expect(merged[2]![1]!.content).toMatch(/report\.pdf[\s\S]*<\/durable_context_data>\n\nget the report$/);
 
     const own = await conversation();
     expect(own.slice(1).every(userTurnsInARow)).toBe(true);

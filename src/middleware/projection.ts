@@ -184,9 +184,9 @@ export const projectionOptionsSchema = z
     /**
      * Where the block goes in the request: `"own-message"`, a hidden
      * `HumanMessage` of its own (DESIGN §7), or `"user-turn"`, the first
-     * block of the user message that follows the leading system messages
-     * (its own message when none follows), for providers that refuse two
-     * user messages in a row (Bedrock's Converse API).
+     * paragraph of the user message that follows the leading system
+     * messages (its own message when none follows), for providers that
+     * refuse two user messages in a row (Bedrock's Converse API).
      * @default "own-message"
      */
     blockPlacement: z.enum(["own-message", "user-turn"]).default("own-message"),
@@ -471,42 +471,50 @@ function afterLeadingSystem(messages: readonly BaseMessage[]): number {
   return i;
 }
 
+type Content = BaseMessage["content"];
+
+/**
+ * `content` with `text` as its first or last paragraph: of string content,
+ * or of the first or last block when that is a text block. Not as a block
+ * of its own there: some converters send each text block as a message of
+ * its own (ChatOllama), or join blocks with nothing between them
+ * (@langchain/google's system instruction). Beside a block of another kind
+ * (an image), it is one more text block.
+ */
+function withParagraph(content: Content, text: string, at: "start" | "end"): Content {
+  if (typeof content === "string") return content === "" ? text : at === "start" ? `${text}\n\n${content}` : `${content}\n\n${text}`;
+  const edge = at === "start" ? content[0] : content.at(-1);
+  if (edge?.type === "text" && typeof edge.text === "string") {
+    const joined = { ...edge, text: at === "start" ? `${text}\n\n${edge.text}` : `${edge.text}\n\n${text}` };
+    return at === "start" ? [joined, ...content.slice(1)] : [...content.slice(0, -1), joined];
+  }
+  const own = { type: "text" as const, text };
+  return at === "start" ? [own, ...content] : [...content, own];
+}
+
 /**
  * A copy of `system` ending with the untrusted-data notice as its last
- * paragraph: of its string content, or of its last block when that is a text
- * block (what createAgent makes of a string prompt). Not as a block of its
- * own there: some converters send each text block as a system message of its
- * own (ChatOllama), or join blocks with nothing between them (@langchain/google).
- * After a last block of another kind, it is one more text block. An absent or
- * empty message (no text, nothing else: what createAgent makes of an empty
- * prompt) becomes the notice, as one text block: a string message would take
- * text a later middleware concats with no break between.
+ * paragraph (see withParagraph). An absent or empty message (no text,
+ * nothing else: what createAgent makes of an empty prompt) becomes the
+ * notice, as one text block: a string message would take text a later
+ * middleware concats with no break between.
  */
 function withNotice(system: SystemMessage | undefined, notice: string): SystemMessage {
   const content = system?.content ?? "";
   if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
     return new SystemMessage({ content: [{ type: "text", text: notice }] });
   }
-  const last = typeof content === "string" ? undefined : content.at(-1);
-  const extended =
-    typeof content === "string"
-      ? `${content}\n\n${notice}`
-      : last?.type === "text" && typeof last.text === "string"
-        ? [...content.slice(0, -1), { ...last, text: `${last.text}\n\n${notice}` }]
-        : [...content, { type: "text" as const, text: notice }];
-  return new SystemMessage({ content: extended, additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
+  return new SystemMessage({ content: withParagraph(content, notice, "end"), additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
 }
 
 /**
- * A copy of the user's message with the block as its first text block
- * (`blockPlacement: "user-turn"`), marked `durable_context_data` but not
- * hidden: the user's own words are in it.
+ * A copy of the user's message starting with the block as its first
+ * paragraph (`blockPlacement: "user-turn"`; see withParagraph), marked
+ * `durable_context_data` but not hidden: the user's own words are in it.
  */
 function withBlockFirst(message: HumanMessage, block: string): HumanMessage {
-  const { content } = message;
-  const own = typeof content === "string" ? (content === "" ? [] : [{ type: "text" as const, text: content }]) : content;
   return new HumanMessage({
-    content: [{ type: "text", text: block }, ...own],
+    content: withParagraph(message.content, block, "start"),
     additional_kwargs: { ...message.additional_kwargs, durable_context_data: true },
     response_metadata: message.response_metadata,
     id: message.id,
