@@ -12,7 +12,7 @@
  * never behaviour.
  */
 import { createMiddleware } from "langchain";
-import type { BaseMessage } from "@langchain/core/messages";
+import { coerceMessageLikeToMessage, type BaseMessage, type BaseMessageLike } from "@langchain/core/messages";
 import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { KEY_KIND_PREFIX, occurrenceKeys, type OccurrenceSeed } from "../engine/hash.js";
@@ -72,6 +72,8 @@ export type CaptureOptions = z.input<typeof captureOptionsSchema>;
 const retryRecord = (callKey: string): string => `retry:${callKey}`;
 /** The record as earlier builds of this package wrote it (`retry:` and the key's hash alone): still read. */
 const earlierRetryRecord = (callKey: string): string => `retry:${callKey.slice(KEY_KIND_PREFIX.call.length)}`;
+/** Whether the ledger records the call's one retry, in either form. */
+const hasRetryRecord = (ledger: ReadonlySet<unknown>, callKey: string): boolean => ledger.has(retryRecord(callKey)) || ledger.has(earlierRetryRecord(callKey));
 
 // One view per thread an agent serves concurrently, least recently used
 // first out; a thread whose view went starts over (rehashing its history
@@ -493,8 +495,7 @@ function captureRound(
     }
     // A miss may be a handle this round could not see yet: one retry, then
     // the call is settled so an unknown handle is never scanned forever.
-    const retry = retryRecord(key);
-    settled.push(!missing || view.members.has(retry) || view.members.has(earlierRetryRecord(key)) ? key : retry);
+    settled.push(!missing || hasRetryRecord(view.members, key) ? key : retryRecord(key));
   }
 
   const artifacts: ArtifactUpdate[] = [...captured];
@@ -545,10 +546,13 @@ const nonEmptyId = (value: unknown, name: string): string => {
  * ```
  */
 export function rekeyLedger(state: LedgerState, fromThreadId: string, toThreadId: string): string[] {
-  if (typeof state !== "object" || state === null) throw new TypeError(`rekeyLedger: state must be an object with messages and tool_artifact_processed, got ${describeValue(state)}`);
+  // A snapshot passed for its values would give nothing, and the copy would capture its whole history again.
+  if (typeof state !== "object" || state === null || !Array.isArray(state.messages)) {
+    throw new TypeError(`rekeyLedger: state must be a thread's state values, an object with a messages array (getState(config).values), got ${describeValue(state)}`);
+  }
   const from = nonEmptyId(fromThreadId, "fromThreadId");
   const to = nonEmptyId(toThreadId, "toThreadId");
-  const messages = (Array.isArray(state.messages) ? state.messages : []) as readonly MessageLike[];
+  const messages = state.messages.map(fromSerialized);
   const ledger = new Set<unknown>(Array.isArray(state.tool_artifact_processed) ? state.tool_artifact_processed : []);
   if (ledger.size === 0 || from === to) return [];
   const before = historyKeys(messages, from);
@@ -559,9 +563,24 @@ export function rekeyLedger(state: LedgerState, fromThreadId: string, toThreadId
   });
   before.calls.forEach((key, i) => {
     if (ledger.has(key)) keys.add(after.calls[i]!);
-    else if (ledger.has(retryRecord(key)) || ledger.has(earlierRetryRecord(key))) keys.add(retryRecord(after.calls[i]!));
+    else if (hasRetryRecord(ledger, key)) keys.add(retryRecord(after.calls[i]!));
   });
   return [...keys];
+}
+
+/**
+ * A message in LangChain's serialized form (`JSON.stringify` of a message:
+ * `{lc: 1, type: "constructor", …}`) as the message; anything else as it is
+ * (capture reads LangChain messages and their plain form alike).
+ */
+function fromSerialized(message: unknown): MessageLike {
+  const m = message as { lc?: unknown; type?: unknown } | null;
+  if (m?.lc !== 1 || m.type !== "constructor") return message as MessageLike;
+  try {
+    return coerceMessageLikeToMessage(message as BaseMessageLike) as MessageLike;
+  } catch {
+    return message as MessageLike; // not a message after all: no keys
+  }
 }
 
 /**

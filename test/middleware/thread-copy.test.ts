@@ -44,13 +44,19 @@ describe("rekeyLedger", () => {
     const ledger = [`retry:${a.c2.slice("call:".length)}`];
     expect(rekeyLedger({ messages: plain, tool_artifact_processed: ledger }, "a", "b")).toEqual([`retry:${b.c2}`]);
     expect(rekeyLedger({ messages: plain, tool_artifact_processed: [a.t3, a.c2] }, "a", "b").sort()).toEqual([b.t3, b.c2].sort());
+    // LangChain's serialized form (JSON.stringify of the values) reads as the messages.
+    const serialized = JSON.parse(JSON.stringify(history)) as unknown[];
+    expect(serialized[2]).toMatchObject({ lc: 1, type: "constructor" });
+    expect(rekeyLedger({ messages: serialized, tool_artifact_processed: [a.t1, a.idless, a.c1] }, "a", "b").sort()).toEqual([b.t1, b.idless, b.c1].sort());
   });
 
   it("gives nothing for an empty ledger or the same thread, and names a bad argument", () => {
     expect(rekeyLedger({ messages: history, tool_artifact_processed: [] }, "a", "b")).toEqual([]);
     expect(rekeyLedger({ messages: history }, "a", "b")).toEqual([]);
     expect(rekeyLedger({ messages: history, tool_artifact_processed: [a.t1] }, "a", "a")).toEqual([]);
-    expect(() => rekeyLedger(null as never, "a", "b")).toThrow(/rekeyLedger: state must be an object/);
+    expect(() => rekeyLedger(null as never, "a", "b")).toThrow(/rekeyLedger: state must be a thread's state values/);
+    // A snapshot, not its values: refused rather than read as an empty history.
+    expect(() => rekeyLedger({ values: { messages: history, tool_artifact_processed: [a.t1] } } as never, "a", "b")).toThrow(/a messages array \(getState\(config\)\.values\), got object/);
     expect(() => rekeyLedger({ messages: history }, "", "b")).toThrow(/fromThreadId must be a non-empty string, got ""/);
     expect(() => rekeyLedger({ messages: history }, "a", 7 as never)).toThrow(/toThreadId must be a non-empty string, got number 7/);
   });
