@@ -982,9 +982,31 @@ function payload(start: usize, end: usize): bool {
     // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.
     if (flags & (P_ESCAPES | P_ODD_NUMBER)) return false;
     const n = posOf(checked);
+    // Whether it carries embedded content is the host's to say (holdsEmbeddedContent in src/extract.ts).
+    if (n <= MAX_REF_BYTES && mayEmbed(COMPACT, n)) return false;
     if (n <= MAX_REF_BYTES && !add(K_DATA, COMPACT, n, 0, 0)) return false;
   }
   return true;
+}
+
+// Four-letter words, little-endian, in lower case.
+const DATA_LE: u32 = 0x61746164; // "data": inline data, a data: URI
+const BLOB_LE: u32 = 0x626f6c62; // "blob": an embedded resource's blob
+const RESO_LE: u32 = 0x6f736572; // "reso" of "resource": an embedded resource's text
+const BASE_LE: u32 = 0x65736162; // "base" of "base64"
+
+/**
+ * Whether the n bytes at p hold a word every payload with embedded content
+ * holds, in any letter case (setting bit 5 of each byte lower-cases a letter
+ * and can make no other byte one of these). Such a data entry is left to the
+ * host, which reads the JSON; the rest, nearly every payload, stays here.
+ */
+function mayEmbed(p: usize, n: usize): bool {
+  for (let i: usize = 0; i + 4 <= n; i++) {
+    const w = load<u32>(p + i) | 0x20202020;
+    if (w == DATA_LE || w == BLOB_LE || w == RESO_LE || w == BASE_LE) return true;
+  }
+  return false;
 }
 
 // ---- Output --------------------------------------------------------------------

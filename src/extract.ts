@@ -344,7 +344,45 @@ function structuredRefs(
   out.payload = payload;
   out.payloadJson = json;
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
-  if (walk.data !== undefined) out.add("data", walk.data, `${toolName} structured result`, undefined);
+  if (walk.data !== undefined && !holdsEmbeddedContent(walk.data)) out.add("data", walk.data, `${toolName} structured result`, undefined);
+}
+
+/** Content block types whose string `data` (or `base64`) is the content itself: MCP's, LangChain's, Anthropic's `source`. */
+const INLINE_CONTENT_TYPES: ReadonlySet<unknown> = new Set(["image", "audio", "video", "file", "base64"]);
+/** A `data:` URI: the scheme, a media type and parameters without blanks, then the comma before the data. */
+const DATA_URI = /^data:[^\s,]*,/i;
+
+/**
+ * Whether a `data` entry's JSON (at most MAX_REF_BYTES) carries embedded
+ * content: a content block with inline data (base64), an embedded resource's
+ * text or blob, a `data:` URI. DESIGN §4 keeps embedded payloads out of
+ * state and tool arguments, and a `data` entry is both: a server that copies
+ * its content blocks into `structuredContent` (MCP's filesystem server's
+ * `read_media_file` does) must not get an image in through it. The engine's
+ * line path leaves every such payload to this function (assembly/lines.ts).
+ */
+function holdsEmbeddedContent(json: string): boolean {
+  let root: unknown;
+  try {
+    root = JSON.parse(json);
+  } catch {
+    return false;
+  }
+  const pending = [root];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === "string") {
+      if (DATA_URI.test(value)) return true;
+    } else if (Array.isArray(value)) pending.push(...value);
+    else if (isObject(value)) {
+      const o = value as Record<string, unknown>;
+      if (typeof o.blob === "string" || o.source_type === "base64") return true;
+      if (INLINE_CONTENT_TYPES.has(o.type) && (typeof o.data === "string" || typeof o.base64 === "string")) return true;
+      if (o.type === "resource" && typeof read(o.resource, "text") === "string") return true;
+      for (const key of Object.keys(o)) pending.push(o[key]);
+    }
+  }
+  return false;
 }
 
 /**

@@ -409,6 +409,29 @@ describe("data fallback", () => {
   it("the display name uses unknown for a nameless tool", () => {
     expect(extract(structured({ a: 1 }, { name: undefined }))[0].display_name).toBe("unknown structured result");
   });
+
+  // DESIGN §4: embedded payloads never enter state or tool arguments. MCP's
+  // filesystem server's read_media_file copies its image block into
+  // structuredContent ({content: [block]}), which has no known key.
+  it.each([
+    ["an MCP image block", { content: [{ type: "image", data: "iVBORw0KGgoAAAANSUhEUg==", mimeType: "image/png" }] }],
+    ["an MCP audio block", [{ type: "audio", data: "UklGRiQ=", mimeType: "audio/wav" }]],
+    ["an embedded resource's blob", { content: [{ type: "resource", resource: { uri: "file:///a.bin", blob: "AQIDBAUGBwg=" } }] }],
+    ["an embedded resource's text", { content: [{ type: "resource", resource: { uri: "file:///a.txt", mimeType: "text/plain", text: "secret notes" } }] }],
+    ["a LangChain base64 block", { blocks: [{ type: "file", source_type: "base64", data: "JVBERi0=", mime_type: "application/pdf" }] }],
+    ["an Anthropic base64 source", { source: { type: "base64", media_type: "image/png", data: "iVBORw0=" } }],
+    ["a data: URI under another key", { thumbnail: "DATA:image/png;base64,iVBORw0KGgo=", w: 1 }],
+  ])("a payload carrying embedded content (%s) gives no data entry", (_, payload) => {
+    expect(extract(structured(payload))).toEqual([]);
+  });
+
+  it.each([
+    ["prose that starts with data:", { note: "data: 5 rows, 3 columns" }],
+    ["a key named data", { data: { rows: 5 }, metadata: { blob: 3 } }],
+    ["an image block without inline data", { content: [{ type: "image", id: "img-7" }] }],
+  ])("a payload without embedded content (%s) is still data", (_, payload) => {
+    expect(types(extract(structured(payload)))).toEqual(["data"]);
+  });
 });
 
 describe("content blocks", () => {

@@ -437,3 +437,27 @@ describe("archive lines on the TypeScript path: call indexes and blank lines", (
     expect(r.out).toHaveLength(1);
   });
 });
+
+describe("engine data entries: embedded content is the host's to judge", () => {
+  // holdsEmbeddedContent (src/extract.ts) reads the JSON; the engine leaves
+  // every data payload holding "data", "blob", "reso(urce)" or "base(64)",
+  // in any case, to it, and keeps the rest.
+  it.each([
+    ['{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}', 0],
+    ['{"r":{"uri":"x","BLOB":"AQID"}}', 1], // deferred for its word, judged no blob (keys are case-sensitive)
+    ['{"metadata":{"rows":5}}', 1],
+    ['{"note":"Base camp"}', 1],
+  ])("%s: the same output either way, %i data entries", (payload, entries) => {
+    const got = both(dataLine(payload));
+    expect(got.stats.engineLines).toBe(0);
+    expect(got.engine).toBe(got.reference);
+    expect(got.entries).toBe(entries);
+  });
+
+  it("a payload without those words stays in the engine", () => {
+    const got = both(dataLine('{"rows":5,"cols":["a","b"]}'));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.entries).toBe(1);
+  });
+});
