@@ -24,12 +24,13 @@
  *   `structuredContent` arrives as that block's JSON.
  * - **Structured mirror.** A text (plain-string content, a text block's text
  *   or a string item) that is the JSON of the result's structured payload (it
- *   parses to a value whose `JSON.stringify` equals the payload's) is not
- *   scanned. The MCP spec asks servers to mirror `structuredContent` as such a
- *   text; its references come from the structured source. A payload the walk
- *   rejected (over budget) gave none, so its mirror is read like any other
- *   text (DESIGN §4: the other sources are still captured). A mirror of any
- *   other value is scanned.
+ *   parses to a value whose `JSON.stringify` equals the payload's) is read
+ *   as JSON text, less the values of the structured keys: the MCP spec asks
+ *   servers to mirror `structuredContent` as such a text, and those values
+ *   came from the structured source, while its other strings are free text
+ *   there as anywhere. A payload the walk rejected (over budget) gave none,
+ *   so its mirror is read like any other text (DESIGN §4: the other sources
+ *   are still captured). A mirror of any other value is JSON text.
  * - **JSON text.** Any other text that is a JSON object or array is read as
  *   its data (see `jsonTextRefs`): its structured keys through the walk, its
  *   other strings as free text.
@@ -349,6 +350,8 @@ function structuredRefs(
 
 /** Content block types whose string `data` (or `base64`) is the content itself: MCP's, LangChain's, Anthropic's `source`. */
 const INLINE_CONTENT_TYPES: ReadonlySet<unknown> = new Set(["image", "audio", "video", "file", "base64"]);
+/** Words every payload with embedded content holds: `data`, `blob`, `resource`, `base64`. */
+const EMBEDDED_WORDS = /data|blob|reso|base/i;
 /** A `data:` URI: the scheme, a media type and parameters without blanks, then the comma before the data. */
 const DATA_URI = /^data:[^\s,]*,/i;
 
@@ -362,6 +365,9 @@ const DATA_URI = /^data:[^\s,]*,/i;
  * line path leaves every such payload to this function (assembly/lines.ts).
  */
 function holdsEmbeddedContent(json: string): boolean {
+  // Without one of these words none of the shapes below can be there (the
+  // engine's line path asks the same, mayEmbed), and most payloads are not parsed.
+  if (!EMBEDDED_WORDS.test(json)) return false;
   let root: unknown;
   try {
     root = JSON.parse(json);
@@ -450,11 +456,11 @@ function jsonTextRefs(value: object, out: Entries): string {
 /** `parsed`: parseJsonText(text), when the caller has it. */
 function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON): void {
   if (!out.scan) return;
-  // The usual mirror is JSON.stringify's own text: known without a parse.
-  if (out.payload !== undefined && text === out.payloadJson) return;
   const value = parsed ?? parseJsonText(text);
-  if (out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson)) return;
-  const free = value === NOT_JSON ? text : jsonTextRefs(value, out);
+  // A mirror's structured values are the payload's, which the walk read:
+  // only its other strings are free text (a memory server's observations).
+  const free =
+    value === NOT_JSON ? text : out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson) ? jsonStrings(value, true).text : jsonTextRefs(value, out);
   let refs;
   try {
     refs = scanTextWithin(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });

@@ -656,24 +656,39 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
   const mirror = JSON.stringify(payload);
   const withPayload = (content: unknown) => ({ tool_call_id: "c", content, artifact: { structured_content: payload } });
 
-  it("a text block mirroring the structured payload is not scanned", () => {
-    expect(refs(extract(withPayload([{ type: "text", text: mirror }])))).toEqual(["/mnt/user-data/a.csv"]);
+  // The payload's walk reads only its structured keys: the note's file is
+  // free text in the mirror (a memory server's observations), and scanned.
+  it("a text block mirroring the structured payload adds its other strings' references, read as JSON", () => {
+    expect(refs(extract(withPayload([{ type: "text", text: mirror }])))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
+    // The same references in free text as written would come out as junk: `a.csv","size":3,…`.
+    expect(refs(extract(withPayload([{ type: "text", text: mirror }])))).not.toContainEqual(expect.stringContaining('"'));
   });
 
-  it("plain-string content and string items mirroring it are not scanned either", () => {
-    expect(refs(extract(withPayload(mirror)))).toEqual(["/mnt/user-data/a.csv"]);
-    expect(refs(extract(withPayload([mirror])))).toEqual(["/mnt/user-data/a.csv"]);
+  it("plain-string content and string items mirroring it are read the same way", () => {
+    expect(refs(extract(withPayload(mirror)))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
+    expect(refs(extract(withPayload([mirror])))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
   });
 
   it("a mirror in any JSON layout counts (indented, Python's separators)", () => {
     const python = '{"path": "/mnt/user-data/a.csv", "size": 3, "note": "also /mnt/user-data/notes.txt"}';
     for (const text of [JSON.stringify(payload, null, 2), python]) {
-      expect(refs(extract(withPayload([{ type: "text", text }])))).toEqual(["/mnt/user-data/a.csv"]);
+      expect(refs(extract(withPayload([{ type: "text", text }])))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
     }
   });
 
   it("a mirror of the structuredContent on its own block counts", () => {
-    expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv"]);
+    expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
+  });
+
+  it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {
+    // @modelcontextprotocol/server-memory's read_graph: the graph as structuredContent and as its JSON text.
+    const graph = { entities: [{ name: "Q3", entityType: "report", observations: ["saved to /mnt/user-data/q3.pdf", "source https://example.com/data/q3.csv"] }], relations: [] };
+    const e = extract({ tool_call_id: "c", name: "read_graph", content: [{ type: "text", text: JSON.stringify(graph, null, 2) }], artifact: [{ type: "mcp_structured_content", data: graph }] });
+    expect(e.map((x) => [x.artifact_type, x.real_ref])).toEqual([
+      ["data", JSON.stringify(graph)],
+      ["file", "/mnt/user-data/q3.pdf"],
+      ["file", "https://example.com/data/q3.csv"],
+    ]);
   });
 
   it("a mirror of an over-budget payload is read as text: the payload gave nothing, and the other sources are still captured (DESIGN §4)", () => {
@@ -717,10 +732,10 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     return { pad: "x".repeat(units - bare.length), note: "/mnt/user-data/n.txt" };
   };
 
-  it("a mirror of exactly 1 MiB is not scanned", () => {
+  it("a mirror of exactly 1 MiB is read as JSON", () => {
     const p = padded(2 ** 20);
     expect(JSON.stringify(p)).toHaveLength(2 ** 20);
-    expect(extract({ content: [{ type: "text", text: JSON.stringify(p) }], artifact: { structured_content: p } })).toEqual([]);
+    expect(refs(extract({ content: [{ type: "text", text: JSON.stringify(p) }], artifact: { structured_content: p } }))).toEqual(["/mnt/user-data/n.txt"]);
   });
 
   it("a mirror over 1 MiB is scanned as text", () => {

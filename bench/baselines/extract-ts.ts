@@ -11,10 +11,11 @@
  *
  * It follows extractArtifacts' three JSON rules (see src/extract.ts): string
  * content that is the JSON of a handled block (or a list of them) is read as
- * those blocks, a text that is the JSON mirror of the structured payload is
- * not scanned (unless the walk rejected the payload), and any other text that is a JSON object or array is read as
+ * those blocks, and any other text that is a JSON object or array is read as
  * its data: the structured walk's references (no data entry), then its other
- * strings (keys and values) scanned as free text, one per line.
+ * strings (keys and values) scanned as free text, one per line. A text that
+ * is the JSON mirror of the structured payload is read so too: its
+ * structured references repeat the payload's, and repeats are skipped.
  */
 import { createHash } from "node:crypto";
 import { type ArtifactEntry, type ArtifactType } from "../../src/types.js";
@@ -125,8 +126,23 @@ function walkPayload(payload: unknown, toolName: string): Found[] {
   const walk = baselineWalkStructured(payload);
   if (walk.status !== "ok") return [];
   const found: Found[] = walk.refs.map((r) => ({ type: r.type, ref: r.ref }));
-  if (walk.data !== undefined) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
+  if (walk.data !== undefined && !embedsContent(payload)) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
   return found;
+}
+
+/**
+ * Whether a payload carries embedded content, which never becomes a data
+ * entry: a media block with inline data, Anthropic's base64 source,
+ * LangChain's base64 source type, an embedded resource's blob or text, a
+ * data: URI. Written apart from src/extract.ts, as a recursive walk.
+ */
+function embedsContent(value: unknown): boolean {
+  if (typeof value === "string") return /^data:[^\s,]*,/i.test(value);
+  if (Array.isArray(value)) return value.some(embedsContent);
+  if (!isObject(value)) return false;
+  const inline = ["image", "audio", "video", "file", "base64"].includes(value.type as string) && (typeof value.data === "string" || typeof value.base64 === "string");
+  const resourceText = value.type === "resource" && isObject(value.resource) && typeof value.resource.text === "string";
+  return inline || resourceText || typeof value.blob === "string" || value.source_type === "base64" || Object.values(value).some(embedsContent);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";
@@ -180,17 +196,6 @@ function contentBlocks(content: unknown): unknown {
   return content;
 }
 
-/** Whether `text` is the JSON of `payload` (JSON.stringify of both agree). */
-function isJsonMirror(text: string, payload: unknown): boolean {
-  const parsed = parseObjectOrArray(text);
-  if (parsed === undefined) return false;
-  try {
-    return JSON.stringify(parsed.value) === JSON.stringify(payload);
-  } catch {
-    return false; // a payload JSON.stringify cannot write mirrors nothing
-  }
-}
-
 function structuredPayload(artifact: unknown, content: unknown): unknown {
   if (isObject(artifact) && !Array.isArray(artifact) && artifact.structured_content != null) return artifact.structured_content;
   if (Array.isArray(artifact)) {
@@ -238,10 +243,8 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const found: Found[] = [];
   const payload = structuredPayload(message.artifact, content);
   if (payload !== undefined) found.push(...walkPayload(payload, toolName));
-  const walked = payload !== undefined && baselineWalkStructured(payload).status === "ok";
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
-    if (walked && isJsonMirror(t, payload)) return;
     const parsed = parseObjectOrArray(t);
     let scanned = t;
     if (parsed !== undefined) {
