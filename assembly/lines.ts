@@ -994,6 +994,7 @@ const DATA_LE: u32 = 0x61746164; // "data": inline data, a data: URI
 const BLOB_LE: u32 = 0x626f6c62; // "blob": an embedded resource's blob
 const RESO_LE: u32 = 0x6f736572; // "reso" of "resource": an embedded resource's text
 const BASE_LE: u32 = 0x65736162; // "base" of "base64"
+const BYTE_LE: u32 = 0x65747962; // "byte" of "bytes"
 
 /**
  * Whether the n bytes at p hold a word every payload with embedded content
@@ -1004,7 +1005,7 @@ const BASE_LE: u32 = 0x65736162; // "base" of "base64"
 function mayEmbed(p: usize, n: usize): bool {
   for (let i: usize = 0; i + 4 <= n; i++) {
     const w = load<u32>(p + i) | 0x20202020;
-    if (w == DATA_LE || w == BLOB_LE || w == RESO_LE || w == BASE_LE) return true;
+    if (w == DATA_LE || w == BLOB_LE || w == RESO_LE || w == BASE_LE || w == BYTE_LE) return true;
   }
   return false;
 }

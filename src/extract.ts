@@ -298,9 +298,25 @@ class Entries {
     return false;
   }
 
+  /**
+   * Whether a free-text match is a reference this result already has, cut
+   * at a blank (`/mnt/user-data/my` of `/mnt/user-data/my report.csv`, which
+   * structured content gave whole): the scanner stops at whitespace, so a
+   * text that names such a reference would register its first word as junk.
+   */
+  cutShort(ref: string): boolean {
+    if (this.spaced === undefined) return false;
+    for (const whole of this.spaced) if (whole.length > ref.length && whole.startsWith(ref) && PY_SPACE.test(whole[ref.length]!)) return true;
+    return false;
+  }
+
+  /** The references taken so far that hold whitespace (only structured ones can), for cutShort. */
+  private spaced: string[] | undefined;
+
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
     if (this.taken(ref)) return;
     this.seen?.add(ref);
+    if (type !== "data" && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
     this.createdAt ??= this.now ? clockTime(this.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
@@ -348,32 +364,54 @@ function structuredRefs(
   if (walk.data !== undefined && !holdsEmbeddedContent(walk.data)) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
 
-/** Content block types whose string `data` (or `base64`) is the content itself: MCP's, LangChain's, Anthropic's `source`. */
-const INLINE_CONTENT_TYPES: ReadonlySet<unknown> = new Set(["image", "audio", "video", "file", "base64"]);
-/** Words every payload with embedded content holds: `data`, `blob`, `resource`, `base64`. */
-const EMBEDDED_WORDS = /data|blob|reso|base/i;
-/** A `data:` URI: the scheme, a media type and parameters without blanks, then the comma before the data. */
-const DATA_URI = /^data:[^\s,]*,/i;
+/** A character of Python's `str.isspace()` set (DESIGN §3), where a free-text match ends. */
+const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/** Keys whose string value is content itself when it looks like base64 (`file_data`: OpenAI's file block). */
+const INLINE_DATA_KEYS = ["data", "base64", "bytes", "blob", "file_data"] as const;
+/** Words every payload with embedded content holds: `data`, `blob`, `resource`, `base64`, `bytes`. */
+const EMBEDDED_WORDS = /data|blob|reso|base|byte/i;
+/**
+ * A `data:` URI anywhere in a string (prose and markdown embed them too): a
+ * media type (`type/subtype`) or `;base64`, then the comma before the data.
+ * So `data: 5 rows` and `DATA:col1,col2` are no such URI.
+ */
+const DATA_URI = /\bdata:(?:[\w.+-]+\/[\w.+-]+[^\s,]*|[^\s,]*;base64),/i;
+/** Keys that name a MIME type beside inline data. */
+const MIME_KEYS = ["mimeType", "mime_type", "media_type"] as const;
+/**
+ * Whether a string looks like base64 content without a MIME type beside it:
+ * at least 16 characters of the alphabet (line breaks aside), both letter
+ * cases and a digit or `+`/`/`, as encoded bytes have; so neither a word
+ * ("queued", "internationalization") nor a hex digest is content.
+ */
+function looksBase64(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  const v = value.replace(/[\r\n]/g, "");
+  return /^[A-Za-z0-9+/_-]{16,}={0,2}$/.test(v) && /[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9+/]/.test(v);
+}
 
 /**
- * Whether a `data` entry's JSON (at most MAX_REF_BYTES) carries embedded
- * content: a content block with inline data (base64), an embedded resource's
- * text or blob, a `data:` URI. DESIGN §4 keeps embedded payloads out of
- * state and tool arguments, and a `data` entry is both: a server that copies
- * its content blocks into `structuredContent` (MCP's filesystem server's
- * `read_media_file` does) must not get an image in through it. The engine's
- * line path leaves every such payload to this function (assembly/lines.ts).
+ * Whether one object of a payload is embedded content: a string under one of
+ * INLINE_DATA_KEYS beside a MIME type (an MCP image or audio block, an
+ * Anthropic or Gemini source, a resource's blob) or that looks like base64
+ * (OpenAI's input_audio, Bedrock's bytes); a resource's blob (`{uri, blob}`);
+ * LangChain's `source_type: "base64"`; an embedded resource's text (`{type:
+ * "resource", resource: {text}}`).
  */
-function holdsEmbeddedContent(json: string): boolean {
-  // Without one of these words none of the shapes below can be there (the
-  // engine's line path asks the same, mayEmbed), and most payloads are not parsed.
-  if (!EMBEDDED_WORDS.test(json)) return false;
-  let root: unknown;
-  try {
-    root = JSON.parse(json);
-  } catch {
-    return false;
-  }
+function isEmbeddedNode(o: Record<string, unknown>): boolean {
+  if (o.source_type === "base64") return true;
+  if (o.type === "resource" && typeof read(o.resource, "text") === "string") return true;
+  if (typeof o.uri === "string" && typeof o.blob === "string") return true;
+  const typed = MIME_KEYS.some((key) => typeof o[key] === "string");
+  return INLINE_DATA_KEYS.some((key) => typeof o[key] === "string" && (typed || looksBase64(o[key])));
+}
+
+/**
+ * Whether parsed JSON carries embedded content: an object that is (see
+ * isEmbeddedNode), or a `data:` URI in any string, key or value.
+ */
+function embedsContent(root: unknown): boolean {
   const pending = [root];
   while (pending.length > 0) {
     const value = pending.pop();
@@ -382,28 +420,52 @@ function holdsEmbeddedContent(json: string): boolean {
     } else if (Array.isArray(value)) pending.push(...value);
     else if (isObject(value)) {
       const o = value as Record<string, unknown>;
-      if (typeof o.blob === "string" || o.source_type === "base64") return true;
-      if (INLINE_CONTENT_TYPES.has(o.type) && (typeof o.data === "string" || typeof o.base64 === "string")) return true;
-      if (o.type === "resource" && typeof read(o.resource, "text") === "string") return true;
-      for (const key of Object.keys(o)) pending.push(o[key]);
+      if (isEmbeddedNode(o)) return true;
+      for (const key of Object.keys(o)) pending.push(key, o[key]);
     }
   }
   return false;
 }
 
 /**
- * The strings of parsed JSON, keys included, one per line, each key before
- * its value; with `skipKnown`, not the strings the structured walk reads
- * (values of KNOWN_KEYS, and string items of a list under one). `known`:
- * whether any such string was skipped. Iterative: parsed JSON may nest
- * deeper than the stack.
+ * Whether a `data` entry's JSON (at most MAX_REF_BYTES) carries embedded
+ * content (see embedsContent). DESIGN §4 keeps embedded payloads out of
+ * state and tool arguments, and a `data` entry is both: a server that copies
+ * its content blocks into `structuredContent` (MCP's filesystem server's
+ * `read_media_file` does) must not get an image in through it. The engine's
+ * line path leaves every payload that may hold such content to this
+ * function (mayEmbed in assembly/lines.ts asks for the same words).
  */
-function jsonStrings(root: object, skipKnown: boolean): { text: string; known: boolean } {
+function holdsEmbeddedContent(json: string): boolean {
+  // Without one of these words none of the shapes can be there, and most payloads are not parsed.
+  if (!EMBEDDED_WORDS.test(json)) return false;
+  try {
+    return embedsContent(JSON.parse(json));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Which strings of parsed JSON are free text: `"all"`; `"unwalked"`, not the
+ * strings the structured walk reads (values of KNOWN_KEYS, and string items
+ * of a list under one); `"mirror"`, nothing under a known key at all (the
+ * payload's walk read all of it, its plain parts into the `data` entry) and
+ * nothing of embedded content (whose text is no reference of this result).
+ */
+type FreeStrings = "all" | "unwalked" | "mirror";
+
+/**
+ * The free-text strings of parsed JSON (see FreeStrings), keys included, one
+ * per line, each key before its value. `known`: whether a string under a
+ * known key was left out. Iterative: parsed JSON may nest deeper than the stack.
+ */
+function jsonStrings(root: object, free: FreeStrings): { text: string; known: boolean } {
   const words: string[] = [];
   const stack: unknown[] = [root];
   let known = false;
   const walked = (key: string, value: unknown): boolean => {
-    if (!skipKnown || !KNOWN_KEYS.has(key) || (typeof value !== "string" && !Array.isArray(value))) return false;
+    if (free === "all" || !KNOWN_KEYS.has(key) || (free === "unwalked" && typeof value !== "string" && !Array.isArray(value))) return false;
     known = true;
     return true;
   };
@@ -412,12 +474,13 @@ function jsonStrings(root: object, skipKnown: boolean): { text: string; known: b
     if (typeof value === "string") words.push(value);
     else if (Array.isArray(value)) for (let i = value.length - 1; i >= 0; i--) stack.push(value[i]);
     else if (isObject(value)) {
+      if (free === "mirror" && isEmbeddedNode(value as Record<string, unknown>)) continue;
       const keys = Object.keys(value);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i];
         let member = (value as Record<string, unknown>)[key];
         // A list under a known key keeps its non-string items: the walk reads only its strings.
-        if (walked(key, member)) member = Array.isArray(member) ? member.filter((item) => typeof item !== "string") : undefined;
+        if (walked(key, member)) member = free === "unwalked" && Array.isArray(member) ? member.filter((item) => typeof item !== "string") : undefined;
         // Pushed value first, so that each key is read before its value.
         stack.push(member, key);
       }
@@ -437,7 +500,7 @@ function jsonStrings(root: object, skipKnown: boolean): { text: string; known: b
  * budgets, every string is free text. Returns the free text.
  */
 function jsonTextRefs(value: object, out: Entries): string {
-  const free = jsonStrings(value, true);
+  const free = jsonStrings(value, "unwalked");
   // No string under a structured key: the walk would find nothing, and every string is free text already.
   if (!free.known) return free.text;
   let walk;
@@ -448,7 +511,7 @@ function jsonTextRefs(value: object, out: Entries): string {
     // Nothing from this text: its structured values scanned as free text would be the junk this rule exists to avoid.
     return "";
   }
-  if (walk.status !== "ok") return jsonStrings(value, false).text;
+  if (walk.status !== "ok") return jsonStrings(value, "all").text;
   for (const r of walk.refs) out.add(r.type, r.ref, undefined, undefined);
   return free.text;
 }
@@ -460,7 +523,7 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
   // A mirror's structured values are the payload's, which the walk read:
   // only its other strings are free text (a memory server's observations).
   const free =
-    value === NOT_JSON ? text : out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson) ? jsonStrings(value, true).text : jsonTextRefs(value, out);
+    value === NOT_JSON ? text : out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson) ? jsonStrings(value, "mirror").text : jsonTextRefs(value, out);
   let refs;
   try {
     refs = scanTextWithin(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });
@@ -469,7 +532,7 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
     out.engineFailed(error); // the engine could not take this text: it adds nothing
     return;
   }
-  for (const r of refs) if (withinRefBytes(r.ref)) out.add("file", r.ref, r.display, undefined);
+  for (const r of refs) if (withinRefBytes(r.ref) && !out.cutShort(r.ref)) out.add("file", r.ref, r.display, undefined);
 }
 
 /** A url-carrying file/image block in any shape DESIGN §4 lists; base64/text/id blocks give none. */

@@ -66,9 +66,12 @@ const refLike = fc.oneof(
 const key = fc.constantFrom(
   "file", "files", "file_path", "path", "url", "urls", "task_id", "job_id",
   "name", "items", "meta", "Path", "__proto__", "constructor", "toString",
+  // The shapes of embedded content (a data entry that holds one is dropped).
+  "data", "blob", "bytes", "type", "mimeType", "source_type", "uri", "resource", "text",
 );
 const leaf = fc.oneof(
   { weight: 4, arbitrary: refLike },
+  fc.constantFrom("image", "resource", "base64", "iVBORw0KGgoAAAANSUhEUg==", "queued", "data:image/png;base64,AAAA", "data: 5 rows", "see ![x](data:text/plain,hi)", "/mnt/user-data/a b.txt"),
   fc.integer(),
   fc.double(),
   fc.boolean(),

@@ -421,6 +421,12 @@ describe("data fallback", () => {
     ["a LangChain base64 block", { blocks: [{ type: "file", source_type: "base64", data: "JVBERi0=", mime_type: "application/pdf" }] }],
     ["an Anthropic base64 source", { source: { type: "base64", media_type: "image/png", data: "iVBORw0=" } }],
     ["a data: URI under another key", { thumbnail: "DATA:image/png;base64,iVBORw0KGgo=", w: 1 }],
+    ["a data: URI inside markdown", { summary: "The chart: ![chart](data:image/png;base64,iVBORw0KGgo=) as drawn." }],
+    ["a data: URI as a key", { "data:text/plain,secret": 1 }],
+    ["OpenAI's input_audio", { input: [{ type: "input_audio", input_audio: { data: "UklGRiQAAABXQVZFZm10IBAAAAABAAEA", format: "wav" } }] }],
+    ["Gemini's inline data", { parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }] }],
+    ["Bedrock's bytes", { image: { format: "png", source: { bytes: "iVBORw0KGgoAAAANSUhEUgAAAAE" } } }],
+    ["a resource's blob without a type", { resource: { uri: "file:///a.bin", blob: "AQID" } }],
   ])("a payload carrying embedded content (%s) gives no data entry", (_, payload) => {
     expect(extract(structured(payload))).toEqual([]);
   });
@@ -429,6 +435,11 @@ describe("data fallback", () => {
     ["prose that starts with data:", { note: "data: 5 rows, 3 columns" }],
     ["a key named data", { data: { rows: 5 }, metadata: { blob: 3 } }],
     ["an image block without inline data", { content: [{ type: "image", id: "img-7" }] }],
+    ["a word under data", { type: "file", data: "report ready" }],
+    ["a short word that is base64's alphabet", { items: [{ type: "image", data: "queued" }] }],
+    ["a digest under blob", { tree: [{ blob: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678" }] }],
+    ["text that starts like a data: URI", { note: "data:5,rows", header: "DATA:col1,col2" }],
+    ["a CSV with its format", { format: "csv", data: "name,total\nq3,12" }],
   ])("a payload without embedded content (%s) is still data", (_, payload) => {
     expect(types(extract(structured(payload)))).toEqual(["data"]);
   });
@@ -655,6 +666,7 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
   const payload = { path: "/mnt/user-data/a.csv", size: 3, note: "also /mnt/user-data/notes.txt" };
   const mirror = JSON.stringify(payload);
   const withPayload = (content: unknown) => ({ tool_call_id: "c", content, artifact: { structured_content: payload } });
+  const withPayloadOf = (structured: unknown, text: string) => ({ tool_call_id: "c", content: [{ type: "text", text }], artifact: { structured_content: structured } });
 
   // The payload's walk reads only its structured keys: the note's file is
   // free text in the mirror (a memory server's observations), and scanned.
@@ -678,6 +690,25 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
 
   it("a mirror of the structuredContent on its own block counts", () => {
     expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
+  });
+
+  it("a mirror adds nothing under a structured key (the walk read it all) and nothing of embedded content", () => {
+    // {files: [["/a"]]}: the nested list is plain to the walk (DESIGN §4), so it is in the data entry only.
+    const nested = { files: [["/mnt/user-data/n.csv"]], n: 1 };
+    expect(types(extract(withPayloadOf(nested, JSON.stringify(nested))))).toEqual(["data"]);
+    // An embedded resource's own text names a path: no reference of this result.
+    const embedded = { content: [{ type: "resource", resource: { uri: "file:///notes.txt", text: "see /mnt/user-data/secret.txt" } }], note: "/mnt/user-data/kept.txt" };
+    expect(refs(extract(withPayloadOf(embedded, JSON.stringify(embedded))))).toEqual(["/mnt/user-data/kept.txt"]);
+  });
+
+  it("a free-text match that is a structured reference cut at a blank is not registered", () => {
+    const spaced = { path: "/mnt/user-data/my report.csv", note: "wrote /mnt/user-data/my report.csv" };
+    // The mirror, a JSON text that is no mirror, and prose beside the payload.
+    for (const text of [JSON.stringify(spaced), JSON.stringify({ ...spaced, n: 2 }), "Saved /mnt/user-data/my report.csv and /mnt/user-data/my-notes.md"]) {
+      expect(refs(extract(withPayloadOf(spaced, text))).filter((r) => r !== "/mnt/user-data/my-notes.md")).toEqual(["/mnt/user-data/my report.csv"]);
+    }
+    // A reference that only starts the same way stays.
+    expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/my.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/my.csv"]);
   });
 
   it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {

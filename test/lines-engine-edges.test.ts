@@ -440,11 +440,12 @@ describe("archive lines on the TypeScript path: call indexes and blank lines", (
 
 describe("engine data entries: embedded content is the host's to judge", () => {
   // holdsEmbeddedContent (src/extract.ts) reads the JSON; the engine leaves
-  // every data payload holding "data", "blob", "reso(urce)" or "base(64)",
+  // every data payload holding "data", "blob", "reso(urce)", "base(64)" or "byte(s)",
   // in any case, to it, and keeps the rest.
   it.each([
     ['{"content":[{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}]}', 0],
     ['{"r":{"uri":"x","BLOB":"AQID"}}', 1], // deferred for its word, judged no blob (keys are case-sensitive)
+    ['{"image":{"format":"png","source":{"bytes":"iVBORw0KGgoAAAANSUhEUgAAAAE"}}}', 0],
     ['{"metadata":{"rows":5}}', 1],
     ['{"note":"Base camp"}', 1],
   ])("%s: the same output either way, %i data entries", (payload, entries) => {

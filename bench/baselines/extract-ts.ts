@@ -126,23 +126,59 @@ function walkPayload(payload: unknown, toolName: string): Found[] {
   const walk = baselineWalkStructured(payload);
   if (walk.status !== "ok") return [];
   const found: Found[] = walk.refs.map((r) => ({ type: r.type, ref: r.ref }));
-  if (walk.data !== undefined && !embedsContent(payload)) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
+  if (walk.data !== undefined && !embedsContent(JSON.parse(walk.data))) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
   return found;
 }
 
 /**
- * Whether a payload carries embedded content, which never becomes a data
- * entry: a media block with inline data, Anthropic's base64 source,
- * LangChain's base64 source type, an embedded resource's blob or text, a
- * data: URI. Written apart from src/extract.ts, as a recursive walk.
+ * Whether a data entry's JSON carries embedded content, which never becomes
+ * a data entry: inline data beside a MIME type or that reads as base64
+ * bytes, a resource's blob, LangChain's base64 source type, an embedded
+ * resource's text, a data: URI in any string or key. Written apart from
+ * src/extract.ts, as a recursive walk of the parsed JSON.
  */
 function embedsContent(value: unknown): boolean {
-  if (typeof value === "string") return /^data:[^\s,]*,/i.test(value);
+  if (typeof value === "string") return DATA_URI_ANYWHERE.test(value);
   if (Array.isArray(value)) return value.some(embedsContent);
   if (!isObject(value)) return false;
-  const inline = ["image", "audio", "video", "file", "base64"].includes(value.type as string) && (typeof value.data === "string" || typeof value.base64 === "string");
-  const resourceText = value.type === "resource" && isObject(value.resource) && typeof value.resource.text === "string";
-  return inline || resourceText || typeof value.blob === "string" || value.source_type === "base64" || Object.values(value).some(embedsContent);
+  return embeddedNode(value) || Object.entries(value).some(([k, v]) => embedsContent(k) || embedsContent(v));
+}
+
+const DATA_URI_ANYWHERE = /\bdata:(?:[\w.+-]+\/[\w.+-]+[^\s,]*|[^\s,]*;base64),/i;
+
+function base64Bytes(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  const v = value.split(/\r|\n/).join("");
+  return v.length >= 16 && /^[\w+/-]+={0,2}$/.test(v) && /[A-Z]/.test(v) && /[a-z]/.test(v) && /[\d+/]/.test(v);
+}
+
+function embeddedNode(o: Record<string, unknown>): boolean {
+  const mime = typeof o.mimeType === "string" || typeof o.mime_type === "string" || typeof o.media_type === "string";
+  const inline = ["data", "base64", "bytes", "blob", "file_data"].some((k) => typeof o[k] === "string" && (mime || base64Bytes(o[k])));
+  const resourceText = o.type === "resource" && isObject(o.resource) && typeof o.resource.text === "string";
+  return inline || resourceText || (typeof o.uri === "string" && typeof o.blob === "string") || o.source_type === "base64";
+}
+
+/** Whether `value` (a parsed text) is the JSON of `payload`. */
+function isJsonMirror(value: unknown, payload: unknown): boolean {
+  try {
+    return JSON.stringify(value) === JSON.stringify(payload);
+  } catch {
+    return false;
+  }
+}
+
+/** A mirror's free text: every string, keys included, but nothing under a known key and nothing of embedded content. */
+function mirrorWords(value: unknown, out: string[] = []): string[] {
+  if (typeof value === "string") out.push(value);
+  else if (Array.isArray(value)) for (const v of value) mirrorWords(v, out);
+  else if (isObject(value) && !embeddedNode(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      out.push(k);
+      if (!FILE_KEYS.has(k) && !TASK_KEYS.has(k)) mirrorWords(v, out);
+    }
+  }
+  return out;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object";
@@ -243,16 +279,21 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const found: Found[] = [];
   const payload = structuredPayload(message.artifact, content);
   if (payload !== undefined) found.push(...walkPayload(payload, toolName));
+  const walked = payload !== undefined && baselineWalkStructured(payload).status === "ok";
+  // A free-text match that is a found reference cut at a blank is no reference.
+  const cutShort = (ref: string) => found.some((f) => f.type !== "data" && f.ref.length > ref.length && f.ref.startsWith(ref) && WHITESPACE.test(f.ref[ref.length]!));
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
     const parsed = parseObjectOrArray(t);
     let scanned = t;
-    if (parsed !== undefined) {
+    if (parsed !== undefined && walked && isJsonMirror(parsed.value, payload)) {
+      scanned = mirrorWords(parsed.value).join("\n");
+    } else if (parsed !== undefined) {
       const walk = baselineWalkStructured(parsed.value);
       if (walk.status === "ok") found.push(...walk.refs);
       scanned = jsonWords(parsed.value, walk.status === "ok").join("\n");
     }
-    for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref });
+    for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES && !cutShort(r.ref)) found.push({ type: "file", ref: r.ref });
   };
   const blocks = (list: unknown[]) => {
     for (const block of list) {
