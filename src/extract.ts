@@ -313,10 +313,11 @@ class Entries {
   /** The references taken so far that hold whitespace (only structured ones can), for cutShort. */
   private spaced: string[] | undefined;
 
-  add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined): void {
+  /** `freeText`: a free-text match, which never holds whitespace (the scanner stops there). */
+  add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined, freeText = false): void {
     if (this.taken(ref)) return;
     this.seen?.add(ref);
-    if (type !== "data" && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
+    if (!freeText && type !== "data" && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
     this.createdAt ??= this.now ? clockTime(this.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
@@ -532,7 +533,7 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
     out.engineFailed(error); // the engine could not take this text: it adds nothing
     return;
   }
-  for (const r of refs) if (withinRefBytes(r.ref) && !out.cutShort(r.ref)) out.add("file", r.ref, r.display, undefined);
+  for (const r of refs) if (withinRefBytes(r.ref) && !out.cutShort(r.ref)) out.add("file", r.ref, r.display, undefined, true);
 }
 
 /** A url-carrying file/image block in any shape DESIGN §4 lists; base64/text/id blocks give none. */
