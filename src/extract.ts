@@ -25,10 +25,10 @@
  * - **Structured mirror.** A text (plain-string content, a text block's text
  *   or a string item) that is the JSON of the result's structured payload (it
  *   parses to a value whose `JSON.stringify` equals the payload's) is read
- *   as JSON text, less the values of the structured keys: the MCP spec asks
- *   servers to mirror `structuredContent` as such a text, and those values
- *   came from the structured source, while its other strings are free text
- *   there as anywhere. A payload the walk rejected (over budget) gave none,
+ *   as JSON text, less everything under a structured key and less embedded
+ *   content: the MCP spec asks servers to mirror `structuredContent` as such
+ *   a text, and the payload's walk read those parts, while its other strings
+ *   are free text there as anywhere. A payload the walk rejected (over budget) gave none,
  *   so its mirror is read like any other text (DESIGN §4: the other sources
  *   are still captured). A mirror of any other value is JSON text.
  * - **JSON text.** Any other text that is a JSON object or array is read as
@@ -521,7 +521,7 @@ function jsonTextRefs(value: object, out: Entries): string {
 function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON): void {
   if (!out.scan) return;
   const value = parsed ?? parseJsonText(text);
-  // A mirror's structured values are the payload's, which the walk read:
+  // A mirror's structured parts are the payload's, which the walk read:
   // only its other strings are free text (a memory server's observations).
   const free =
     value === NOT_JSON ? text : out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson) ? jsonStrings(value, "mirror").text : jsonTextRefs(value, out);
