@@ -982,9 +982,10 @@ function payload(start: usize, end: usize): bool {
     // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.
     if (flags & (P_ESCAPES | P_ODD_NUMBER)) return false;
     const n = posOf(checked);
-    // Whether it carries embedded content is the host's to say (holdsEmbeddedContent in src/extract.ts).
-    if (n <= MAX_REF_BYTES && mayEmbed(COMPACT, n)) return false;
-    if (n <= MAX_REF_BYTES && !add(K_DATA, COMPACT, n, 0, 0)) return false;
+    if (n <= MAX_REF_BYTES) {
+      // Whether it carries embedded content is the host's to say (holdsEmbeddedContent in src/extract.ts).
+      if (mayEmbed(COMPACT, n) || !add(K_DATA, COMPACT, n, 0, 0)) return false;
+    }
   }
   return true;
 }

@@ -521,10 +521,12 @@ function jsonTextRefs(value: object, out: Entries): string {
 function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON): void {
   if (!out.scan) return;
   const value = parsed ?? parseJsonText(text);
+  let free: string;
+  if (value === NOT_JSON) free = text;
   // A mirror's structured parts are the payload's, which the walk read:
   // only its other strings are free text (a memory server's observations).
-  const free =
-    value === NOT_JSON ? text : out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson) ? jsonStrings(value, "mirror").text : jsonTextRefs(value, out);
+  else if (out.payload !== undefined && isMirror(text, value, out.payload, out.payloadJson)) free = jsonStrings(value, "mirror").text;
+  else free = jsonTextRefs(value, out);
   let refs;
   try {
     refs = scanTextWithin(free, out.prefixes === undefined ? undefined : { sandboxPrefixes: out.prefixes });

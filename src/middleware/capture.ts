@@ -20,7 +20,8 @@ import { extractArtifacts, occurrenceIdOf } from "../extract.js";
 import { argumentHandles, isArgumentsObject } from "../handles.js";
 import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, toolArtifactsStateSchema } from "../registry.js";
-import { describeValue, isStructuredResponseMessage, type ArtifactEntry, type ArtifactUpdate } from "../types.js";
+import { serializedClass } from "../messages.js";
+import { describeValue, isRecord, isStructuredResponseMessage, type ArtifactEntry, type ArtifactUpdate } from "../types.js";
 
 /** What a capture round reads from state (any other channels are ignored). */
 interface CaptureState {
@@ -574,13 +575,14 @@ export function rekeyLedger(state: LedgerState, fromThreadId: string, toThreadId
  * (capture reads LangChain messages and their plain form alike).
  */
 function fromSerialized(message: unknown): MessageLike {
-  const m = message as { lc?: unknown; type?: unknown } | null;
-  if (m?.lc !== 1 || m.type !== "constructor") return message as MessageLike;
-  try {
-    return coerceMessageLikeToMessage(message as BaseMessageLike) as MessageLike;
-  } catch {
-    return message as MessageLike; // not a message after all: no keys
+  if (isRecord(message) && serializedClass(message) !== undefined) {
+    try {
+      return coerceMessageLikeToMessage(message as BaseMessageLike) as MessageLike;
+    } catch {
+      // not a message after all: read as it is, which gives no keys
+    }
   }
+  return message as MessageLike;
 }
 
 /**

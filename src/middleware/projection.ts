@@ -519,8 +519,17 @@ function withNotice(system: SystemMessage | undefined, notice: string): SystemMe
   if (system === undefined || (system.text === "" && (typeof content === "string" || content.every((part) => part.type === "text")))) {
     return new SystemMessage({ content: [{ type: "text", text: notice }] });
   }
-  return new SystemMessage({ content: withParagraph(content, notice, "end"), additional_kwargs: system.additional_kwargs, response_metadata: system.response_metadata, id: system.id, name: system.name });
+  return new SystemMessage(fieldsWith(system, withParagraph(content, notice, "end")));
 }
+
+/** The fields of `message` with other content, for a copy of it in the request (a chunk is copied as a plain message). */
+const fieldsWith = (message: BaseMessage, content: Content, additional_kwargs = message.additional_kwargs) => ({
+  content,
+  additional_kwargs,
+  response_metadata: message.response_metadata,
+  id: message.id,
+  name: message.name,
+});
 
 /**
  * A copy of the user's message starting with the block as its first
@@ -528,13 +537,7 @@ function withNotice(system: SystemMessage | undefined, notice: string): SystemMe
  * `durable_context_data` but not hidden: the user's own words are in it.
  */
 function withBlockFirst(message: HumanMessage, block: string): HumanMessage {
-  return new HumanMessage({
-    content: withParagraph(message.content, block, "start"),
-    additional_kwargs: { ...message.additional_kwargs, durable_context_data: true },
-    response_metadata: message.response_metadata,
-    id: message.id,
-    name: message.name,
-  });
+  return new HumanMessage(fieldsWith(message, withParagraph(message.content, block, "start"), { ...message.additional_kwargs, durable_context_data: true }));
 }
 
 /**
