@@ -1247,6 +1247,8 @@ function line(start: usize, end: usize, work: usize): u32 {
     p++;
   }
   if (p == end) return L_BLANK;
+  // JSON's own blanks only: a VT or FF at an edge of a line that is not blank
+  // leaves it to the host, whose JSON.parse refuses it.
   p = skipSpace(start, end);
   let q = end;
   while (q > p) {

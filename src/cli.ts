@@ -5,7 +5,8 @@
  *
  * Exit status: 0 all lines scanned, 1 some line failed (each reported on
  * stderr with its number), 2 the input could not be read, the output could
- * not be written or the command line was wrong, 3 an internal error.
+ * not be written, the engine could not load or the command line was wrong,
+ * 3 an internal error.
  */
 import { once } from "node:events";
 import { fstatSync, writeSync } from "node:fs";

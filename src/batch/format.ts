@@ -3,7 +3,7 @@ import type { ArtifactEntry } from "../types.js";
 
 export type OutputFormat = "jsonl" | "table";
 
-/** Table columns and their widths; the last one takes what is left of the line. */
+/** Table columns and their widths; the last (0) is drawn REF_WIDTH wide, cut but not padded. */
 const COLUMNS = [
   ["THREAD", 16],
   ["HANDLE", 12],

@@ -193,7 +193,8 @@ function scanLinesWithEngine(bytes: Uint8Array, options: LineScanOptions & { cre
 /**
  * Whether every line of a chunk of `len` bytes starting at line `firstLine`
  * numbers a valid call index (a non-negative safe integer), as the reference
- * requires of the index it gives an anonymous result.
+ * requires of the index it gives an anonymous result. A chunk of `len` bytes
+ * holds at most `len` lines, so its last line number is below `firstLine + len`.
  */
 function callIndexesSafe(firstLine: number, len: number): boolean {
   return isIndex(firstLine) && isIndex(firstLine + len);

@@ -45,7 +45,7 @@ export interface ArchiveOptions extends LineScanOptions {
    * writes.
    */
   alsoScanHere?: boolean;
-  /** Input bytes read at a time, and the least a chunk holds (but for the last). Default 1 MiB. */
+  /** Input bytes read at a time, and the least a chunk holds (but for the last, and for lines held while input that can pause waits: see IDLE_FLUSH_MS). Default 1 MiB. */
   chunkBytes?: number;
   /**
    * The archive's size, when known (a file's): with `alsoScanHere`, an

@@ -80,7 +80,8 @@ const KIND_BYTES: Record<OccurrenceKind, Uint8Array> = {
 const HEX_PAIRS = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
 
 // The reservation belongs to one instance and the views to one memory buffer;
-// a rebuild (trap elsewhere) or a grow (any kernel) invalidates them.
+// a rebuild (a trap elsewhere, or releaseMemoryFor) or a grow (any kernel)
+// invalidates them.
 let owner: EngineExports | undefined;
 let base = 0;
 let capacity = 0;

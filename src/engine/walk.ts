@@ -66,7 +66,8 @@ function u32(view: Uint8Array, at: number): number {
 }
 
 // The arena only grows and its base never moves, so a reservation holds for
-// the instance it was made on; a rebuild (a trap anywhere) starts over.
+// the instance it was made on; a rebuild (a trap anywhere, or memory given
+// back by releaseMemoryFor) starts over.
 let owner: EngineExports | undefined;
 let reserved = 0;
 let arena = 0;

@@ -3,7 +3,9 @@
  *
  * The module is compiled once per thread at import (the public API is
  * synchronous) and instantiated once; an engine trap or a failed memory grow
- * rebuilds the instance so the next call starts from a clean arena.
+ * rebuilds the instance so the next call starts from a clean arena, and so
+ * does an ordinary call after a huge one (releaseMemoryFor), to give the
+ * memory back.
  *
  * The ABI is numbers only: the host asks `reserve(n)` for n bytes of scratch,
  * writes its input there through a `Uint8Array` view, calls a kernel with
@@ -13,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { ENGINE_UNAVAILABLE } from "../types.js";
 
-/** Exports every kernel file has; each facade extends this with its kernels' signatures (HashExports, ScanExports, WalkExports). */
+/** Exports every kernel file has; each facade extends this with its kernels' signatures (HashExports, ScanExports, WalkExports, LineExports). */
 export interface EngineExports {
   memory: WebAssembly.Memory;
   reserve(bytes: number): number;
@@ -143,6 +145,9 @@ export function runEngine<T>(op: string, inputBytes: number, fn: (e: EngineExpor
   try {
     return fn(instance);
   } catch (err) {
+    // A RangeError is memory that could not grow, or a view past its end
+    // (an output length the engine got wrong); any other one from the
+    // facade's own code costs only a needless rebuild.
     if (err instanceof WebAssembly.RuntimeError || err instanceof RangeError) {
       rebuild();
       throw new EngineError(

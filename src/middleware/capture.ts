@@ -233,7 +233,7 @@ function countedCallId(call: ToolCallLike | undefined): string {
   return isArgumentsObject(call?.args) ? callIdOf(call) : "";
 }
 
-/** The count of `id` so far, counting this one. */
+/** How many times `id` came before this one (its 0-based occurrence); counts this one for the next. */
 function nextCount(counts: Map<string, number>, id: string): number {
   const n = counts.get(id) ?? 0;
   counts.set(id, n + 1);

@@ -3,7 +3,8 @@
  * request only. Each model request gets an authority notice, appended to its
  * last leading system message (never a second system message: some providers
  * accept only one, first), and, after the leading system messages, one hidden
- * `HumanMessage` holding a `<durable_context_data>` block: the available
+ * `HumanMessage` (or, with `blockPlacement: "user-turn"`, the first paragraph
+ * of the user message there) holding a `<durable_context_data>` block: the available
  * artifact handles (newest first, within a character budget) and any sections
  * the host supplies (the conversation summary, working notes). Nothing is
  * ever written to state.

@@ -87,7 +87,7 @@ export class ScriptedChatModel extends BaseChatModel {
     return this;
   }
 
-  /** How many scripted steps have been used. */
+  /** How many replies it has given, the "done" ones after the script ran out included. */
   get calls(): number {
     return this.next;
   }
