@@ -62,8 +62,9 @@ function prefixes(value: string, previous: string[] | undefined): string[] {
 // Format characters (Unicode Cf): invisible in a terminal, or reordering the
 // line (the Arabic letter mark, as the bidi overrides do), so a reason quoting
 // them would show other than it holds: zero-width spaces, U+FEFF, soft
-// hyphens, tag characters that can spell hidden text.
-const INVISIBLE = /\p{Cf}/gu;
+// hyphens, tag characters that can spell hidden text. And half a character
+// (Node's JSON error quotes one code unit), which UTF-8 would write as U+FFFD.
+const INVISIBLE = /[\p{Cf}\p{Cs}]/gu;
 function escapeChar(c: string): string {
   const code = c.codePointAt(0)!;
   if (code > 0xffff) return `\\u{${code.toString(16)}}`;

@@ -390,7 +390,7 @@ describe("tool-artifacts scan", () => {
   it("control characters of a bad line reach the terminal as escapes", () => {
     const path = join(dir, "ansi.jsonl");
     // Terminal escapes, and a right-to-left override that would reorder the rest of the line.
-    writeFileSync(path, "r\u202eX\x1b]0;PWNED\x07\x1b[2J\rred\nx\ufeff\u200by\nl\u061cm\u00ad\u{e0041}\n");
+    writeFileSync(path, "r\u202eX\x1b]0;PWNED\x07\x1b[2J\rred\nx\ufeff\u200by\nl\u061cm\u00ad\u{e0041}\n\u{e0001}tag\n");
     const r = cli(["scan", path]);
     expect(r.status).toBe(1);
     expect(r.stderr).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069\u200b\ufeff\p{Cf}]/u);
@@ -400,6 +400,10 @@ describe("tool-artifacts scan", () => {
     expect(r.stderr).toContain(String.raw`\ufeff`);
     // Every format character: the Arabic letter mark (bidi), a soft hyphen, a tag character.
     expect(r.stderr).toContain(String.raw`"l\u061cm\xad\u{e0041}"`);
+    // Node's reason quotes half of a tag character at the error: that half is
+    // an escape too, not the U+FFFD a lone surrogate becomes in UTF-8.
+    expect(r.stderr).toContain(String.raw`${path}:4: invalid JSON: Unexpected token '\udb40', "\u{e0001}tag"`);
+    expect(r.stderr).not.toContain("\ufffd");
   });
 
   it("a UTF-8 byte order mark before the first line is skipped, from a file and from stdin", () => {
