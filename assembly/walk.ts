@@ -57,9 +57,11 @@ export const ZERO: u32 = 0x30;
 const ONE: u32 = 0x31;
 export const COLON: u32 = 0x3a;
 export const QUESTION: u32 = 0x3f;
+const AT: u32 = 0x40;
 const DEL: u32 = 0x7f;
 export const LBRACKET: u32 = 0x5b;
 export const BACKSLASH: u32 = 0x5c;
+const RBRACKET: u32 = 0x5d;
 const LOW_E: u32 = 0x65;
 export const LOW_F: u32 = 0x66;
 export const LOW_N: u32 = 0x6e;
@@ -331,6 +333,27 @@ function scanPlain(p: usize, end: usize, simd: bool): u64 {
   return c4 == COLON ? 7 : c4 == LOW_S ? 8 : 0;
 }
 
+// An http(s) authority read code point by code point: [user info@]host[:port].
+// DESIGN §4 asks for a non-empty host, so user info and a port do not count
+// (`https://:80/x`, `https://@/x` have none), nor an IPv6 literal's brackets,
+// inside which a ':' is the host's. Bits: a host character since the last
+// '@', a port begun, inside brackets, authority over.
+const AUTH_HOST: u32 = 1;
+const AUTH_PORT: u32 = 2;
+const AUTH_BRACKET: u32 = 4;
+const AUTH_DONE: u32 = 8;
+
+@inline function authorityStep(state: u32, cp: u32): u32 {
+  if (state & AUTH_DONE) return state;
+  if (isAuthorityEnd(cp)) return state | AUTH_DONE;
+  if (cp == AT) return 0; // what came before was user info
+  if (state & AUTH_PORT) return state;
+  if (cp == LBRACKET) return state | AUTH_BRACKET;
+  if (cp == RBRACKET) return state & ~AUTH_BRACKET;
+  if (cp == COLON && (state & AUTH_BRACKET) == 0) return state | AUTH_PORT;
+  return state | AUTH_HOST;
+}
+
 /** The file gate's shape test on the first 8 shape bytes. */
 @inline function fileShape(head: u64, authority: u32, hostSeen: bool, space: bool): bool {
   const c0 = <u32>(head & 0xff);
@@ -353,8 +376,9 @@ function scanPlain(p: usize, end: usize, simd: bool): u64 {
   const k = n < 8 ? n : 8;
   for (let i: usize = 0; i < k; i++) head |= shapeByte(load<u8>(p + i)) << (<u64>i << 3);
   const authority = authorityStart(head);
-  const hostSeen = <usize>authority < n && !isAuthorityEnd(load<u8>(p + authority));
-  return fileShape(head, authority, hostSeen, (found & 1) != 0);
+  let auth: u32 = 0;
+  if (authority != 0) for (let i = <usize>authority; i < n && (auth & AUTH_DONE) == 0; i++) auth = authorityStep(auth, load<u8>(p + i));
+  return fileShape(head, authority, (auth & AUTH_HOST) != 0, (found & 1) != 0);
 }
 
 @inline function isAuthorityEnd(cp: u32): bool {
@@ -382,7 +406,7 @@ function scanGated(p: usize, end: usize, gate: u32, simd: bool): u64 {
   let escaped = false;
   let head: u64 = 0; // first 8 code points as shape bytes: the shape is decided on them
   let authority: u32 = 0; // code point index where an http(s) authority starts, 0 if none
-  let hostSeen = false;
+  let auth: u32 = 0; // authorityStep's state
   let space = false;
   let ok = true;
   while (true) {
@@ -419,7 +443,7 @@ function scanGated(p: usize, end: usize, gate: u32, simd: bool): u64 {
       if (isPySpace(cp)) space = true;
       if (i < 8) head |= shapeByte(cp) << (<u64>i << 3);
       if (i == 4) authority = authorityStart(head);
-      else if (i == authority && authority != 0) hostSeen = !isAuthorityEnd(cp);
+      else if (i >= authority && authority != 0) auth = authorityStep(auth, cp);
     }
     if (!ok) {
       const r = scanPlain(p, end, simd);
@@ -428,7 +452,7 @@ function scanGated(p: usize, end: usize, gate: u32, simd: bool): u64 {
       return pack(posOf(r), compact + lowOf(r) - 2);
     }
   }
-  const accepted = gate == GATE_TASK ? chars > 0 : fileShape(head, authority, hostSeen, space);
+  const accepted = gate == GATE_TASK ? chars > 0 : fileShape(head, authority, (auth & AUTH_HOST) != 0, space);
   store<u32>(SCRATCH, (accepted ? SCAN_ACCEPTED : 0) | (escaped ? SCAN_ESCAPED : 0));
   return pack(p + 1, compact);
 }

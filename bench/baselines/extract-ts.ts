@@ -38,15 +38,26 @@ const TASK_KEYS = new Set(["task_id", "job_id"]);
 const WHITESPACE = new RegExp(`[${PY_WS}]`, "u");
 // Prose marker for every reference: C0/C1 controls and the two Unicode line separators.
 const CONTROL = /[\x00-\x1f\x7f-\x9f\u2028\u2029]/u;
-const HTTP_URL = /^https?:\/\/[^/?#]+/i;
+const HTTP_AUTHORITY = /^https?:\/\/([^/?#]*)/i;
 const UNIX_ABSOLUTE = /^\/(?!\/)/;
 const DRIVE_ABSOLUTE = /^[A-Za-z]:[\\/]/;
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, "utf8");
 
+// What precedes a port: characters other than ':', and bracketed groups (an
+// IPv6 literal's, whose ':' belong to it), closed or not.
+const BEFORE_PORT = /^(?:[^:[\]]|\[[^\]]*\]?|\])*/;
+
+/** The host of an authority without its brackets: after any user info, before any port. */
+function hostOf(authority: string): string {
+  const host = authority.slice(authority.lastIndexOf("@") + 1);
+  return BEFORE_PORT.exec(host)![0].replace(/[[\]]/g, "");
+}
+
 export function baselineIsReference(value: unknown): value is string {
   if (typeof value !== "string" || utf8Bytes(value) > MAX_REF_BYTES || CONTROL.test(value)) return false;
-  if (HTTP_URL.test(value)) return !WHITESPACE.test(value);
+  const authority = HTTP_AUTHORITY.exec(value)?.[1];
+  if (authority !== undefined) return hostOf(authority) !== "" && !WHITESPACE.test(value);
   return UNIX_ABSOLUTE.test(value) || DRIVE_ABSOLUTE.test(value);
 }
 

@@ -45,7 +45,7 @@ const FILE_KEYS = ["file", "files", "file_path", "path", "url", "urls"];
 const TASK_KEYS = ["task_id", "job_id"];
 
 // Strings near the gates' edges: shape prefixes, then mixed characters.
-const SPECIALS = [" ", "\n", "\t", "\u00a0", "\u2028", "\u0085", "\u007f", "\u0000", "\ud800", "\udc00", "😀", "é", '"', "\\", "/", "?", "#", "@", ":"];
+const SPECIALS = [" ", "\n", "\t", "\u00a0", "\u2028", "\u0085", "\u007f", "\u0000", "\ud800", "\udc00", "😀", "é", '"', "\\", "/", "?", "#", "@", ":", "[", "]"];
 const refish = fc
   .tuple(
     fc.constantFrom("/", "//", "C:\\", "c:/", "z:", "http://", "HTTPS://", "https://", "http:/", "data:", "file:///", "blob:", "rel/", "", "1:/"),
@@ -319,6 +319,9 @@ describe("file gate", () => {
     ["upper-case scheme", "HTTPS://EXAMPLE.COM/x"],
     ["URL with userinfo and port", "https://user:pw@host:8443/p"],
     ["URL with a bare host", "http://h"],
+    ["URL with an IPv6 host and a port", "https://[::1]:8080/x"],
+    ["URL with an empty password", "https://user:@host/x"],
+    ["URL with a non-ASCII host after user info", "https://é@hé/x"],
     ["drive-absolute path with backslashes", "C:\\Users\\me\\a.txt"],
     ["drive-absolute path with slashes", "d:/data/x.csv"],
     ["path of exactly 4096 UTF-8 bytes", "/" + "é".repeat(2047) + "a"],
@@ -337,6 +340,12 @@ describe("file gate", () => {
     ["http URL without authority", "http:///path"],
     ["scheme and slashes only", "https://"],
     ["query where the host should be", "http://?q=1"],
+    // DESIGN §4: a non-empty host; user info and a port are none (these passed before).
+    ["URL with a port and no host", "https://:80/x.pdf"],
+    ["URL with user info and no host", "https://@/x.pdf"],
+    ["URL with user info, a port and no host", "https://u:p@:443/x"],
+    ["URL with an empty IPv6 literal", "https://[]:80/x"],
+    ["URL with non-ASCII user info and no host", "https://é@/x"],
     ["http with one slash", "http:/x"],
     ["URL with a space", "https://x.com/a b"],
     ["URL with a no-break space", "https://x.com/a\u00a0b"],
