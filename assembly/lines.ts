@@ -37,7 +37,7 @@ import { HASH_MUL, MAX_PROBES, scan_max_pairs, scan_text } from "./scan";
 import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
 import {
   ALSE_LE, BACKSLASH, COLON, COMMA, CR, DQUOTE, FLAG_KNOWN, FLAG_NON_EMPTY, GATE_FILE, GATE_TASK, HASH, LBRACE, LBRACKET, LF, LOW_F, LOW_N, LOW_T,
-  MAX_REF_BYTES, MINUS, NULL_LE, OUT_COMPACT, OUT_FLAGS, OUT_RECORDS, OUT_REFS, QUESTION, RECORD_BYTES, REC_ESCAPED, SLASH, SPACE, TAB, TRUE_LE, ZERO,
+  MAX_REF_BYTES, MINUS, NULL_LE, OUT_COMPACT, OUT_FLAGS, OUT_RECORDS, OUT_REFS, QUESTION, RBRACKET, RECORD_BYTES, REC_ESCAPED, SLASH, SPACE, TAB, TRUE_LE, ZERO,
   decodeEscape, decodeUtf8, lowOf, pack, plainRunEnd, posOf, scanNumber, skipSpace, walk_gate, walk_json,
 } from "./walk";
 
@@ -45,7 +45,6 @@ import {
 // walk.ts has the rest (imported above).
 const VT: u32 = 0x0b;
 const FF: u32 = 0x0c;
-const RBRACKET: u32 = 0x5d;
 const RBRACE: u32 = 0x7d;
 
 // ---- Words: keys read, values compared, output pieces ----------------------

@@ -61,7 +61,7 @@ const AT: u32 = 0x40;
 const DEL: u32 = 0x7f;
 export const LBRACKET: u32 = 0x5b;
 export const BACKSLASH: u32 = 0x5c;
-const RBRACKET: u32 = 0x5d;
+export const RBRACKET: u32 = 0x5d;
 const LOW_E: u32 = 0x65;
 export const LOW_F: u32 = 0x66;
 export const LOW_N: u32 = 0x6e;
@@ -377,7 +377,9 @@ const AUTH_DONE: u32 = 8;
   for (let i: usize = 0; i < k; i++) head |= shapeByte(load<u8>(p + i)) << (<u64>i << 3);
   const authority = authorityStart(head);
   let auth: u32 = 0;
-  if (authority != 0) for (let i = <usize>authority; i < n && (auth & AUTH_DONE) == 0; i++) auth = authorityStep(auth, load<u8>(p + i));
+  if (authority != 0) {
+    for (let i = <usize>authority; i < n && (auth & AUTH_DONE) == 0; i++) auth = authorityStep(auth, load<u8>(p + i));
+  }
   return fileShape(head, authority, (auth & AUTH_HOST) != 0, (found & 1) != 0);
 }
 

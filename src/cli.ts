@@ -64,7 +64,7 @@ function prefixes(value: string, previous: string[] | undefined): string[] {
 // them would show other than it holds: zero-width spaces, U+FEFF, soft
 // hyphens, tag characters that can spell hidden text. And half a character
 // (Node's JSON error quotes one code unit), which UTF-8 would write as U+FFFD.
-const INVISIBLE = /[\p{Cf}\p{Cs}]/gu;
+const UNSHOWN = /[\p{Cf}\p{Cs}]/gu;
 function escapeChar(c: string): string {
   const code = c.codePointAt(0)!;
   if (code > 0xffff) return `\\u{${code.toString(16)}}`;
@@ -77,7 +77,7 @@ function escapeChar(c: string): string {
  * cursor, retitle the window or hide the line number before it.
  */
 const printable = (text: string) =>
-  text.replace(CONTROL_CHARS, escapeChar).replace(INVISIBLE, escapeChar);
+  text.replace(CONTROL_CHARS, escapeChar).replace(UNSHOWN, escapeChar);
 
 const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const rate = (bytes: number, ms: number) => (ms > 0 ? (bytes / 1e6 / (ms / 1000)).toFixed(1) : "-");

@@ -322,6 +322,7 @@ describe("file gate", () => {
     ["URL with an IPv6 host and a port", "https://[::1]:8080/x"],
     ["URL with an empty password", "https://user:@host/x"],
     ["URL with a non-ASCII host after user info", "https://é@hé/x"],
+    ["URL whose port holds an '@' (user info after all)", "https://:80@h/x"],
     ["drive-absolute path with backslashes", "C:\\Users\\me\\a.txt"],
     ["drive-absolute path with slashes", "d:/data/x.csv"],
     ["path of exactly 4096 UTF-8 bytes", "/" + "é".repeat(2047) + "a"],
@@ -373,6 +374,7 @@ describe("file gate", () => {
   it.each(rejected)("rejects a %s", (_, ref) => {
     expect(isReference(ref)).toBe(false);
     expect(walkStructured({ path: ref }).refs).toEqual([]);
+    expect(walkText(JSON.stringify({ url: [ref] })).refs).toEqual([]);
   });
 
   it("rejects anything but a string", () => {
