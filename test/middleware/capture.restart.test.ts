@@ -6,7 +6,7 @@ import { afterEach, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { createAgent, createMiddleware } from "langchain";
+import { createAgent } from "langchain";
 import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
@@ -16,6 +16,7 @@ import { orderMiddleware } from "../../src/ordering.js";
 import { toolArtifactsMiddleware, toolArtifactsStateSchema } from "../../src/index.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
+import { resultIds } from "../support/result-ids.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
 import { countingExtract, fileTools } from "./fixtures/capture-tools.js";
 
@@ -102,20 +103,6 @@ it("keeps a harness's handles when each result gets an id of its own, as README 
   // since a message is stored from the fields it was built with; an id only
   // assigned to the returned message is gone from the checkpoint, and the
   // reducer's random id at the next run makes it a new result.
-  const resultIds = (form: "new message" | "assigned") =>
-    createMiddleware({
-      name: "result-ids",
-      wrapToolCall: async (request, handler) => {
-        const out = await handler(request);
-        if (!ToolMessage.isInstance(out)) return out;
-        const id = `result-${out.tool_call_id}`;
-        if (form === "assigned") {
-          out.id = id;
-          return out;
-        }
-        return new ToolMessage({ ...out.lc_kwargs, tool_call_id: out.tool_call_id, id });
-      },
-    });
   const { tools } = fileTools();
   /** One episode in a fresh checkpointer: a write, then a second turn after a restart (a fresh saver and agent on the file). */
   const episode = async (form: "new message" | "assigned") => {

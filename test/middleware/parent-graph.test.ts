@@ -38,13 +38,17 @@ const writes = (from: number, n: number): ScriptedStep => ({ tool_calls: Array.f
 describe("an agent inside a graph of your own", () => {
   it("keeps in the parent's channel the entries the agent evicted, while the agent shows and resolves only its window", async () => {
     let shown: string[] = [];
-    const { graph } = agentWith(
+    let evicted: ArtifactEntry | undefined;
+    const { graph, reads } = agentWith(
       [
         writes(0, 8),
         { content: "ok" },
         writes(8, 8),
         { content: "ok" },
         (messages: BaseMessage[]) => ((shown = handlesShown(messages)), { content: "ok" }),
+        // An entry the parent keeps but the agent evicted, beside one in its window.
+        (messages: BaseMessage[]) => ({ tool_calls: [{ name: "read_file", args: { path: evicted!.handle } }, { name: "read_file", args: { path: handleShown(messages, "f15.txt") } }] }),
+        { content: "ok" },
       ],
       { maxEntries: 10 },
     );
@@ -56,6 +60,13 @@ describe("an agent inside a graph of your own", () => {
       for (const text of ["a", "b", "c"]) sizes.push(((await parent.invoke({ messages: [new HumanMessage(text)] }, config)).tool_artifacts as ArtifactEntry[]).length);
       expect(sizes).toEqual([8, 16, 16]);
       expect(shown).toHaveLength(10);
+      evicted = ((await parent.getState(config)).values.tool_artifacts as ArtifactEntry[])[0];
+      expect(evicted!.display_name).toBe("f0.txt");
+      expect(shown).not.toContain(evicted!.handle);
+      const out = await parent.invoke({ messages: [new HumanMessage("d")] }, config);
+      expect(reads).toEqual(["/mnt/user-data/f15.txt"]);
+      const refusal = (out.messages as BaseMessage[]).find((m) => m.getType() === "tool" && String(m.content).includes(evicted!.handle));
+      expect(String(refusal?.content)).toContain(`unknown or expired artifact handle ${evicted!.handle}`);
     } finally {
       db.cleanup();
     }

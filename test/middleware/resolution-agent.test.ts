@@ -17,6 +17,7 @@ import { orderMiddleware } from "../../src/ordering.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
+import { resultIds } from "../support/result-ids.js";
 import { tempSqliteSaver, type TempSqliteSaver } from "../support/sqlite.js";
 
 const REPORT = "/mnt/user-data/outputs/report.md";
@@ -146,10 +147,15 @@ describe("toolArtifactsMiddleware", () => {
       () => ({ tool_calls: [{ id: "call_foreign", name: "publish", args: { files: [foreign], meta: { cover: "none" } } }] }),
       { content: "ok" },
     ]);
-    const artifacts = toolArtifactsMiddleware();
-    await createAgent({ model: modelA, tools, middleware: [...artifacts], checkpointer: db.saver }).invoke({ messages: [new HumanMessage("a")] }, { configurable: { thread_id: "thread-a" } });
-    const out = await createAgent({ model: modelB, tools, middleware: [...artifacts], stateSchema: toolArtifactsStateSchema, checkpointer: db.saver }).invoke({ messages: [new HumanMessage("b")] }, { configurable: { thread_id: "thread-b" } });
+    // Stable result ids: both threads' results then share their call id and
+    // message id, so only the thread id can tell their handles apart.
+    const middleware = orderMiddleware([resultIds(), ...toolArtifactsMiddleware()]);
+    await createAgent({ model: modelA, tools, middleware, checkpointer: db.saver }).invoke({ messages: [new HumanMessage("a")] }, { configurable: { thread_id: "thread-a" } });
+    const out = await createAgent({ model: modelB, tools, middleware, stateSchema: toolArtifactsStateSchema, checkpointer: db.saver }).invoke({ messages: [new HumanMessage("b")] }, { configurable: { thread_id: "thread-b" } });
 
+    const ownReport = (out.tool_artifacts as ArtifactEntry[]).find((e) => e.real_ref === REPORT)!;
+    expect(out.messages.find((m: BaseMessage) => ToolMessage.isInstance(m) && m.tool_call_id === "call_same")!.id).toBe("result-call_same");
+    expect(ownReport.handle).not.toBe(foreign);
     expect(ran).toEqual([]);
     const refusal = out.messages.find((m: BaseMessage) => ToolMessage.isInstance(m) && m.tool_call_id === "call_foreign") as ToolMessage;
     expect(refusal.status).toBe("error");

@@ -159,7 +159,9 @@ describe("structured output", () => {
     const db = tempSqliteSaver();
     dbs.push(db);
     const format = toolStrategy(Report);
-    const model = new ScriptedChatModel([{ tool_calls: [{ name: format[0]!.name, args: { file: "art_0123abcd", note: "n" } }] }]);
+    // The registry holds the handle, so resolution, were it on, would replace it.
+    const [known] = extractArtifacts({ tool_call_id: "c0", content: `wrote ${REPORT}` }, { threadId: "off" });
+    const model = new ScriptedChatModel([{ tool_calls: [{ name: format[0]!.name, args: { file: known!.handle, note: "n" } }] }]);
     const agent = createAgent({
       model,
       tools: [],
@@ -168,8 +170,9 @@ describe("structured output", () => {
       responseFormat: format,
       middleware: [...toolArtifactsMiddleware({ enabled: false })],
     });
-    const result = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: "off" } });
-    expect(result.structuredResponse).toEqual({ file: "art_0123abcd", note: "n" });
+    const result = await agent.invoke({ messages: [{ role: "user", content: "go" }], tool_artifacts: [known!] }, { configurable: { thread_id: "off" } });
+    expect(result.tool_artifacts).toEqual([known]);
+    expect(result.structuredResponse).toEqual({ file: known!.handle, note: "n" });
     const answer = result.messages.find((m) => ToolMessage.isInstance(m)) as ToolMessage;
     expect(answer.additional_kwargs[STRUCTURED_RESPONSE_MARK]).toBeUndefined();
   });

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createAgent } from "langchain";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { occurrenceKey } from "../../src/engine/hash.js";
+import { generateHandle, occurrenceKey } from "../../src/engine/hash.js";
 import { rekeyLedger, toolArtifactsMiddleware, toolArtifactsStateSchema } from "../../src/index.js";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
@@ -132,6 +132,9 @@ describe("a thread copied under a new id, on SQLite", () => {
     const more = await agent.invoke({ messages: [{ role: "user", content: "write s1.pdf" }] }, B);
     const s1 = (more.tool_artifacts as ArtifactEntry[]).at(-1)!;
     expect(s1.real_ref).toBe("/mnt/user-data/s1.pdf");
+    const result = more.messages.filter((m) => ToolMessage.isInstance(m)).at(-1) as ToolMessage;
+    expect(s1.handle).toBe(generateHandle("B", result.tool_call_id, 0, 0, result.id));
+    expect(s1.handle).not.toBe(generateHandle("A", result.tool_call_id, 0, 0, result.id));
     expect(copied.tool_artifacts.map((e) => e.handle)).not.toContain(s1.handle);
   });
 });
