@@ -141,11 +141,14 @@ describe("capture's memo of occurrence keys", () => {
     };
     let cold = 0;
     let hotStarts = 0;
+    let coldReturnStarts = 0;
     for (let lap = 0; lap < 60; lap++) {
       for (let t = 0; t < 12; t++) if (startedOver(`hot-${t}`) && lap > 0) hotStarts++;
-      startedOver(`cold-${cold++ % 40}`);
+      if (startedOver(`cold-${cold % 40}`) && cold >= 40) coldReturnStarts++;
+      cold++;
     }
     // Sixty cold visits: twenty of the forty came back after their views were dropped.
+    expect(coldReturnStarts).toBe(20);
     expect(hotStarts).toBe(0);
   });
 
