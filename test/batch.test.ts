@@ -90,11 +90,14 @@ describe("packing", () => {
     for (const message of messages) writeItem(normalizeItem({ threadId: "t", callIndex: 2, message }), records);
     expect(records).toContain("plain /mnt/user-data/x.txt \ud800 lone surrogate");
     const back = unpackRecords(packRecords(records));
-    for (let at = 0, i = 0; at < back.length; i++) {
+    const read = [];
+    for (let at = 0; at < back.length; ) {
       const { item, next } = readItem(back, at);
-      expect(item).toEqual(normalizeItem({ threadId: "t", callIndex: 2, message: messages[i] }));
+      read.push(item);
       at = next;
     }
+    // Every item, in order: one not written would be missing, not skipped over.
+    expect(read).toEqual(messages.map((message) => normalizeItem({ threadId: "t", callIndex: 2, message })));
   });
 
   it("round-trips entries through their compact record, optional fields included", () => {
