@@ -89,7 +89,9 @@ export function scanLinesInEngine(bytes: Uint8Array, options: EngineLineOptions)
   const createdAt = align16(table + prefixTableBytes(options));
   const stats = align16(createdAt + created.length);
   const out = align16(stats + STATS_BYTES);
-  // Room for about as much output as input: most chunks need one run.
+  // Room for about as much output as input: most chunks need one run. The
+  // 64 KiB past it are a line's scratch (`work`), which the engine takes
+  // from there and grows only for a line that needs more.
   let cap = align16(Math.max(len, 1 << 16));
   reserve(out + cap - base + (1 << 16), OP);
   memoryView().set(bytes, base);
