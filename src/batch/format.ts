@@ -42,13 +42,12 @@ const columns = (g: string): number => (g < "\u0300" ? 1 : WIDE.test(g) ? 2 : ZE
 
 /**
  * `value` in `width` terminal columns: cut with "…" when longer, padded when
- * shorter (the last column is not padded). Widths are counted per grapheme,
+ * shorter (but for the `last` column). Widths are counted per grapheme,
  * as a terminal draws them, so a row of CJK names or emoji stays aligned.
  */
-function cell(value: string, width: number): string {
+function cell(value: string, width: number, last: boolean): string {
   // Entries come from untrusted tool output: no control character may move the cursor.
   const flat = value.replace(CONTROL_CHARS, " ");
-  const last = width === REF_WIDTH;
   let used = 0;
   let fits = 0; // code units that fit before a "…"
   let kept = 0; // and their columns
@@ -103,6 +102,6 @@ export function formatEntries(threadId: string, entries: readonly ArtifactEntry[
   if (format === "jsonl") return jsonLines(threadId, entries, out);
   for (const e of entries) {
     const values = [threadId, e.handle, e.artifact_type, e.tool_name, e.display_name, e.real_ref];
-    out.push(values.map((v, i) => cell(v, COLUMNS[i][1] || REF_WIDTH)).join(" ") + "\n");
+    out.push(values.map((v, i) => cell(v, COLUMNS[i][1] || REF_WIDTH, i === COLUMNS.length - 1)).join(" ") + "\n");
   }
 }
