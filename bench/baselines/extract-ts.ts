@@ -133,9 +133,10 @@ export function baselineWalkStructured(payload: unknown): BaselineWalk {
   return { status: "ok", refs, data: json };
 }
 
-function walkPayload(payload: unknown, toolName: string): Found[] {
+/** The payload's references, or undefined when the walk rejected it (its mirror is then any other text). */
+function walkPayload(payload: unknown, toolName: string): Found[] | undefined {
   const walk = baselineWalkStructured(payload);
-  if (walk.status !== "ok") return [];
+  if (walk.status !== "ok") return undefined;
   const found: Found[] = walk.refs.map((r) => ({ type: r.type, ref: r.ref }));
   if (walk.data !== undefined && !embedsContent(JSON.parse(walk.data))) found.push({ type: "data", ref: walk.data, display: `${toolName} structured result` });
   return found;
@@ -170,12 +171,12 @@ function embeddedNode(o: Record<string, unknown>): boolean {
   return inline || resourceText || (typeof o.uri === "string" && typeof o.blob === "string") || o.source_type === "base64";
 }
 
-/** Whether `value` (a parsed text) is the JSON of `payload`. */
-function isJsonMirror(value: unknown, payload: unknown): boolean {
+/** `value`'s JSON, or undefined when JSON.stringify cannot write it (such a payload mirrors nothing). */
+function jsonOf(value: unknown): string | undefined {
   try {
-    return JSON.stringify(value) === JSON.stringify(payload);
+    return JSON.stringify(value);
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -289,15 +290,17 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
 
   const found: Found[] = [];
   const payload = structuredPayload(message.artifact, content);
-  if (payload !== undefined) found.push(...walkPayload(payload, toolName));
-  const walked = payload !== undefined && baselineWalkStructured(payload).status === "ok";
+  // Walked and written once: its references, and the JSON a mirror text of it has.
+  const fromPayload = payload === undefined ? undefined : walkPayload(payload, toolName);
+  if (fromPayload !== undefined) found.push(...fromPayload);
+  const mirrored = fromPayload === undefined ? undefined : jsonOf(payload);
   // A free-text match that is a found reference cut at a blank is no reference.
   const cutShort = (ref: string) => found.some((f) => f.type !== "data" && f.ref.length > ref.length && f.ref.startsWith(ref) && WHITESPACE.test(f.ref[ref.length]!));
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
     const parsed = parseObjectOrArray(t);
     let scanned = t;
-    if (parsed !== undefined && walked && isJsonMirror(parsed.value, payload)) {
+    if (parsed !== undefined && mirrored !== undefined && JSON.stringify(parsed.value) === mirrored) {
       scanned = mirrorWords(parsed.value).join("\n");
     } else if (parsed !== undefined) {
       const walk = baselineWalkStructured(parsed.value);
