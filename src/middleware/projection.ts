@@ -31,7 +31,7 @@ import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
 import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
-import { describeValue, misspeltField, type ArtifactEntry } from "../types.js";
+import { describeValue, isRecord, misspeltField, type ArtifactEntry } from "../types.js";
 
 export const PROJECTION_MIDDLEWARE_NAME = "tool-artifacts-projection";
 export const CONTEXT_BLOCK_TAG = "durable_context_data";
@@ -485,7 +485,7 @@ const paragraphs = (a: string, b: string) => (a === "" ? b : b === "" ? a : `${a
 
 /** A text block that is only its text: nothing else (a provider's `cache_control`, an id) rides on it. */
 const isPlainTextBlock = (block: unknown): block is { type: "text"; text: string } =>
-  typeof block === "object" && block !== null && (block as { type?: unknown }).type === "text" && typeof (block as { text?: unknown }).text === "string" && Object.keys(block).every((key) => key === "type" || key === "text");
+  isRecord(block) && block.type === "text" && typeof block.text === "string" && Object.keys(block).every((key) => key === "type" || key === "text");
 
 /**
  * `content` with `text` as its first or last paragraph: of string content,
