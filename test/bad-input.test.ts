@@ -3,6 +3,8 @@
  * pass it: a TypeError saying what is wrong, at the call that was wrong, never
  * an internal error, a hang, or a quietly wrong result.
  */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import {
@@ -16,6 +18,8 @@ import {
   scanText,
   withConstraints,
 } from "../src/index.js";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const message = { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" };
 const mw = (name: string, constraints?: unknown) => ({ name, constraints }) as { name: string };
@@ -91,12 +95,35 @@ describe("clear errors for bad input", () => {
     expect(orderMiddleware([mw("b"), mw("a", null), mw("c", { before: null, after: ["b"] })]).map((m) => m.name)).toEqual(["b", "a", "c"]);
   });
 
+  // Two copies of the package in node_modules, or one loaded by both import
+  // and require under tsx: each has its own ScanPool class. The built package
+  // under plain Node, its pool module loaded a second time under another URL.
+  it("scanBatch says a ScanPool of another copy of the package is one, and which copy to take it from", () => {
+    const script = `
+      const dist = new URL("./dist/", pathToFileURL(process.cwd() + "/"));
+      const { scanBatch, ScanPool } = await import(new URL("index.js", dist));
+      const other = await import(new URL("batch/pool.js?copy=2", dist));
+      const pool = new other.ScanPool({ threads: 1 });
+      const items = [{ threadId: "t", message: { type: "tool", tool_call_id: "c", content: "/mnt/user-data/a.txt" } }];
+      const out = { sameClass: other.ScanPool === ScanPool };
+      try { await scanBatch(items, { pool }); out.result = "scanned"; } catch (e) { out.result = e.name + ": " + e.message; }
+      await pool.close();
+      console.log(JSON.stringify(out));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", `import { pathToFileURL } from "node:url";${script}`], { cwd: ROOT, encoding: "utf8" });
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual({
+      sameClass: false,
+      result:
+        "TypeError: scanBatch: options.pool is a ScanPool of another copy of tool-artifacts (another node_modules copy, or the package loaded by both import and require); make it with the ScanPool exported beside this scanBatch",
+    });
+  });
+
   it("scanBatch and ScanPool refuse options that are no object, and a pool that is no ScanPool, instead of hanging", async () => {
     const items = Array.from({ length: 40 }, (_, i) => ({ threadId: "t", message: { ...message, tool_call_id: `c${i}` } }));
     await expect(scanBatch(items, null as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
     await expect(scanBatch(items, 5 as never)).rejects.toThrow(new TypeError("scanBatch: options must be an object"));
     await expect(scanBatch(null as never)).rejects.toThrow(new TypeError("scanBatch: items must be an array"));
-    await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool"));
+    await expect(scanBatch(items, { pool: {} as never })).rejects.toThrow(new TypeError("scanBatch: options.pool must be a ScanPool (got object)"));
     expect(() => new ScanPool(null as never)).toThrow(new TypeError("ScanPool: options must be an object"));
     // Checked once, naming the option, not as a failure of every item.
     await expect(scanBatch(items, { createdAt: new Date() } as never)).rejects.toThrow(new TypeError("scanBatch: options.createdAt must be an ISO-8601 string (got a Date: pass date.toISOString())"));

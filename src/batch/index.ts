@@ -88,6 +88,19 @@ export async function closeSharedPool(): Promise<void> {
   await pool?.close();
 }
 
+/**
+ * Why `given` is not a pool this scanBatch can use. Each load of the package
+ * (a second copy in node_modules, or one module loaded by both `import` and
+ * `require` under tsx) has its own ScanPool class and engine, so `instanceof`
+ * refuses the other's pools; the message names that case.
+ */
+function poolProblem(given: unknown): string {
+  const name = typeof given === "object" ? (given as { constructor?: { name?: unknown } }).constructor?.name : undefined;
+  return name === "ScanPool"
+    ? "options.pool is a ScanPool of another copy of tool-artifacts (another node_modules copy, or the package loaded by both import and require); make it with the ScanPool exported beside this scanBatch"
+    : `options.pool must be a ScanPool (got ${describeValue(given)})`;
+}
+
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
@@ -106,7 +119,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     throw new TypeError(`scanBatch: options.callingThreadScans must be a boolean (got ${describeValue(callingThreadScans)})`);
   }
   // Anything else would be waited on forever, or fail deep inside.
-  if (given != null && !(given instanceof ScanPool)) throw new TypeError("scanBatch: options.pool must be a ScanPool");
+  if (given != null && !(given instanceof ScanPool)) throw new TypeError(`scanBatch: ${poolProblem(given)}`);
   // Else part of the batch would be scanned here and the rest blamed on workers that never ran.
   if (given?.closed) throw new Error("scanBatch: options.pool is closed");
   let scan: ScanOptions;
