@@ -5,12 +5,12 @@
  * LangGraph's rules for subgraph output and concurrent writes.
  */
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
-import { END, MessagesValue, START, StateGraph, StateSchema } from "@langchain/langgraph";
+import { END, MessagesValue, START, StateGraph, StateSchema, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { createAgent, humanInTheLoopMiddleware, tool } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resolveHandles } from "../../src/handles.js";
-import { toolArtifactsMiddleware } from "../../src/middleware/index.js";
+import { rekeyLedger, toolArtifactsMiddleware } from "../../src/middleware/index.js";
 import { toolArtifactsStateSchema } from "../../src/registry.js";
 import { ScriptedChatModel, type ScriptedStep } from "../../src/testing/scripted-model.js";
 import type { ArtifactEntry } from "../../src/types.js";
@@ -106,5 +106,33 @@ describe("an agent inside a graph of your own", () => {
     } finally {
       db.cleanup();
     }
+  });
+
+  // The README's advice for a node that runs the agent under a thread id of
+  // its own: without the parent's keys, the parent's next agent turn takes
+  // the branch's results for new and gives each reference a second handle.
+  it.each([
+    ["hands over only its own ledger: each reference gets a second handle", false, 4],
+    ["hands over the parent's keys too (rekeyLedger): one handle each", true, 2],
+  ])("an agent run under a branch thread id %s", async (_, rekey, size) => {
+    const branch = agentWith([writes(0, 2), { content: "ok" }]);
+    const lead = agentWith([{ content: "ok" }]);
+    const parent = new StateGraph(Parent)
+      .addNode("branch", async (_state: unknown, config: LangGraphRunnableConfig) => {
+        const parentId = config.configurable?.thread_id as string;
+        const own = `${parentId}/branch`;
+        const out = await branch.graph.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: own } });
+        const keys = rekey ? rekeyLedger(out, own, parentId) : [];
+        return { messages: out.messages, tool_artifacts: out.tool_artifacts, tool_artifact_processed: [...out.tool_artifact_processed, ...keys] };
+      })
+      .addNode("lead", lead.graph)
+      .addEdge(START, "branch")
+      .addEdge("branch", "lead")
+      .addEdge("lead", END)
+      .compile();
+    const out = await parent.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "parent-branch" } });
+    const registry = out.tool_artifacts as ArtifactEntry[];
+    expect(registry).toHaveLength(size);
+    expect(new Set(registry.map((e) => e.real_ref))).toEqual(new Set(["/mnt/user-data/f0.txt", "/mnt/user-data/f1.txt"]));
   });
 });
