@@ -142,7 +142,8 @@ type FileSection = { tool_artifacts?: Partial<Record<keyof typeof FILE_KEYS, unk
 
 function fieldName(path: readonly PropertyKey[], rename: (key: string) => string, root: string): string {
   let out = "";
-  for (const part of path) out += typeof part === "number" ? `[${part}]` : out === "" ? rename(String(part)) : `.${String(part)}`;
+  // An empty key is written `[""]`: `agents.` would not show there is one.
+  for (const part of path) out += typeof part === "number" ? `[${part}]` : part === "" ? '[""]' : out === "" ? rename(String(part)) : `.${String(part)}`;
   return out === "" ? root : out;
 }
 

@@ -1,3 +1,4 @@
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { createAgent, tool } from "langchain";
@@ -87,6 +88,37 @@ describe("createTaskTool with real nested agents", () => {
     expect(seenMetadata).toEqual([["red", "lead-m/task/call_w"]]);
   });
 
+  it("passes the child the host's metadata (not LangGraph's run keys, also in a run forked from a checkpoint), the lead's callbacks and its abort signal", async () => {
+    const seen: { metadata: unknown; handlers: unknown; aborted: boolean | undefined }[] = [];
+    const controller = new AbortController();
+    const child: SubAgent = {
+      invoke: async (_input, config) => {
+        const { metadata, callbacks, signal } = config as { metadata?: unknown; callbacks?: { handlers?: { name: string }[] }; signal?: AbortSignal };
+        // The last delegation aborts the lead's run: the child's signal must hear it.
+        if (seen.length === 1) controller.abort();
+        seen.push({ metadata, handlers: callbacks?.handlers?.map((h) => h.name), aborted: signal?.aborted });
+        return { messages: [new AIMessage("done")] };
+      },
+    };
+    const delegate = { tool_calls: [{ name: TASK_TOOL_NAME, args: { subagent_type: "w", description: "go" } }] };
+    const lead = createAgent({ model: new ScriptedChatModel([delegate, { content: "ok" }, delegate, { content: "ok" }]), tools: [createTaskTool({ agents: { w: child } })], checkpointer: new MemorySaver() });
+    const handler = new (class extends BaseCallbackHandler {
+      name = "host-handler";
+    })();
+    const run = { metadata: { team: "blue" }, callbacks: [handler] };
+    await lead.invoke({ messages: [new HumanMessage("go")] } as never, { ...run, configurable: { thread_id: "lead-meta" } } as never);
+    // Forked from the thread's first checkpoint: LangGraph adds checkpoint_id to the run's metadata.
+    const history = [];
+    for await (const snapshot of lead.graph.getStateHistory({ configurable: { thread_id: "lead-meta" } })) history.push(snapshot);
+    const fork = { ...run, signal: controller.signal, configurable: { thread_id: "lead-meta", checkpoint_id: history.at(-1)!.config.configurable!.checkpoint_id } };
+    await expect(lead.invoke({ messages: [new HumanMessage("again")] } as never, fork as never)).rejects.toThrow(/abort/i);
+    const metadata = { ls_integration: "langchain_create_agent", team: "blue" };
+    expect(seen).toEqual([
+      { metadata, handlers: ["host-handler"], aborted: false },
+      { metadata, handlers: ["host-handler"], aborted: true },
+    ]);
+  });
+
   it.each([
     ["from context.thread_id too", { context: { thread_id: "lead-ctx" } }],
     ["past an empty configurable.thread_id to context.thread_id", { configurable: { thread_id: "" }, context: { thread_id: "lead-ctx" } }],
@@ -170,6 +202,13 @@ describe("createTaskTool with real nested agents", () => {
     expect(error.text).toBe('Sub-agent "odd" finished without a final answer.');
   });
 
+  it("hands back a final answer's image_url block (OpenAI's image shape) with its text", async () => {
+    const answer = [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "https://h.example/a.png" } }];
+    const child = createAgent({ model: new ScriptedChatModel([{ content: answer }]), tools: [] });
+    const report = await delegateOnce({ painter: child }, "painter");
+    expect([report.status, report.content]).toEqual(["success", answer]);
+  });
+
   it("hands back a final answer of text and reasoning blocks as its text", async () => {
     const answer = [{ type: "reasoning", reasoning: "thinking" }, { type: "text", text: "All " }, { type: "text", text: "done." }];
     const child = createAgent({ model: new ScriptedChatModel([{ content: answer }]), tools: [] });
@@ -185,6 +224,7 @@ describe("childThreadId", () => {
     expect(childThreadId("", "call_1")).toBe("detached/task/call_1");
     // A missing call id would give every delegation of a thread one child thread ("lead/task/undefined").
     expect(() => childThreadId("lead", undefined as never)).toThrow(new TypeError("childThreadId: toolCallId must be a non-empty string (got undefined)"));
+    expect(() => childThreadId("lead", "")).toThrow(new TypeError('childThreadId: toolCallId must be a non-empty string (got "")'));
   });
 });
 
@@ -254,6 +294,10 @@ describe("createTaskTool", () => {
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/invoke/);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(ToolArtifactsConfigError);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/: agents\.x: /);
+    // An empty name or description would give the model a choice it cannot name, or nothing to go on.
+    const named = createAgent({ model: new ScriptedChatModel([]), tools: [] });
+    expect(() => createTaskTool({ agents: { "": named } })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: 'agents[""]' }));
+    expect(() => createTaskTool({ agents: { a: named }, description: "" })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: "description" }));
     // A misspelt option is named, not dropped.
     const agent = createAgent({ model: new ScriptedChatModel([]), tools: [] });
     expect(() => createTaskTool({ agents: { a: agent }, descriptin: "x" } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "descriptin" }));

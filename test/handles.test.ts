@@ -77,6 +77,10 @@ describe("resolveHandles", () => {
     expect(resolveHandles(`open \`${A}\` and ${A}`, refs)).toBe("open /mnt/user-data/a.txt and /mnt/user-data/a.txt");
   });
 
+  it("a backtick with no partner stays: only a closed pair belongs to the handle", () => {
+    expect(resolveHandles(`see \`${A} now and ${A}\``, refs)).toBe("see `/mnt/user-data/a.txt now and /mnt/user-data/a.txt`");
+  });
+
   it("inserts references literally, `$` sequences included", () => {
     expect(resolveHandles(B, refs)).toBe("https://x.test/b.pdf?q=$1&r=$&");
   });
@@ -235,5 +239,14 @@ describe("isHandle and resolveHandles: exactness and copies", () => {
     expect(out).not.toBe(args);
     expect(out[1]).toBe("/mnt/user-data/a.txt");
     expect(0 in out).toBe(false);
+  });
+
+  it("a long array of holes, copied by its slots, keeps its length", () => {
+    const args: unknown[] = [`see ${A}`];
+    args.length = 70_000;
+    const out = resolveHandles({ items: args }, refs);
+    expect(out.items).toHaveLength(70_000);
+    expect(out.items[0]).toBe("see /mnt/user-data/a.txt");
+    expect(Object.keys(out.items)).toEqual(["0"]);
   });
 });

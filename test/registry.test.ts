@@ -70,6 +70,11 @@ describe("mergeToolArtifacts", () => {
     expect(handles(out)).toEqual(["c", "d", "e"]);
   });
 
+  it("a later, larger trim_to does not bring back what an earlier one evicted", () => {
+    const out = mergeToolArtifacts([entry("a"), entry("b"), entry("c"), entry("d")], [{ op: "trim_to", keep: 1 }, { op: "trim_to", keep: 3 }]);
+    expect(handles(out)).toEqual(["d"]);
+  });
+
   it("trim_to counts recency by first-seen order, not by last update", () => {
     const out = mergeToolArtifacts([entry("a"), entry("b"), entry("c")], [entry("a", { consumed_by: ["x"] }), { op: "trim_to", keep: 2 }]);
     expect(handles(out)).toEqual(["b", "c"]);
