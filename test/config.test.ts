@@ -61,6 +61,8 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     [{ piiRules: [{ piiType: "email" }, { piiType: "" }] }, "piiRules[1].piiType"],
     [{ piiRules: [{ piiType: "ssn", strategy: "redact" }] }, "piiRules[0]"],
     [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/ }] }, "piiRules[0].detector"],
+    // An empty pattern: langchain would take it for no detector at all.
+    [{ piiRules: [{ piiType: "secret", detector: "" }] }, "piiRules[0].detector"],
     // Sticky: matches only where the last one ended, so a later secret would be missed.
     [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/y }] }, "piiRules[0].detector"],
     [{ piiRules: [{ piiType: "ssn", detector: /\d{3}-\d{2}-\d{4}/gy }] }, "piiRules[0].detector"],

@@ -522,6 +522,7 @@ describe("projectionMiddleware", () => {
     );
     expect(() => projectionMiddleware(config, { sections: [{ title: "", render }] })).toThrow("sections[0]: title must be a non-empty string");
     expect(() => projectionMiddleware(config, { sections: [{ title: "Notes", stateKeys: "notes" as never, render }] })).toThrow("sections[0]: stateKeys must be an array of channel names");
+    expect(() => projectionMiddleware(config, { sections: [{ title: "Notes", stateKeys: [""], render }] })).toThrow("sections[0]: stateKeys must be an array of channel names");
     // The host's own keys stay the host's, and a key set to undefined is none.
     expect(projectionMiddleware(config, { sections: [{ title: "Notes", render, id: 7, stateKey: undefined } as never] }).name).toBe("tool-artifacts-projection");
   });
@@ -562,6 +563,26 @@ const projectedBlock = async (...args: Parameters<typeof project>) => (await pro
 const shownName = (block: string) => block.split("\n").find((l) => l.startsWith("art_"))!.split(" | ")[2];
 
 describe("projection edge cases", () => {
+  it("shows half a pair that a mask rule leaves as U+FFFD (langchain's mask keeps the last four code units)", async () => {
+    const block = await projectedBlock([entry(1, { display_name: "secret-\u{1F600}abc" })], { config: { piiRules: [{ piiType: "secret", detector: "secret-\\S+", strategy: "mask" }] } });
+    expect(shownName(block)).toBe("********\ufffdabc");
+  });
+
+  it("asks a RegExp subclass's exec again at every call, its answer never cached", async () => {
+    let on = false;
+    class Toggle extends RegExp {
+      override exec(text: string) {
+        return on ? super.exec(text) : null;
+      }
+    }
+    const config = { piiRules: [{ piiType: "code", detector: new Toggle("secret", "g") }] };
+    const projection = projectionMiddleware(parseToolArtifactsConfig(config));
+    const shown = async () => shownName(await projectedBlock([entry(1, { display_name: "secret.pdf" })], { projection }));
+    expect(await shown()).toBe("secret.pdf");
+    on = true;
+    expect(await shown()).toBe("[REDACTED_CODE].pdf");
+  });
+
   it("ignores an empty match a function detector reports (nothing to redact there)", async () => {
     const detector = (text: string) => [{ text: "", start: 0, end: 0 }, ...[...text.matchAll(/sk-\w+/g)].map((m) => ({ text: m[0], start: m.index, end: m.index + m[0].length }))];
     const block = await projectedBlock([entry(1, { display_name: "keys sk-aaa1" })], { config: { piiRules: [{ piiType: "key", detector }] } });
@@ -671,6 +692,8 @@ describe("projection edge cases", () => {
     const halves = "a" + [..."ignore"].map((c) => "\udb40\u200b" + String.fromCharCode(0xdc00 + c.charCodeAt(0))).join("") + "b.pdf";
     expect(shownName(await projectedBlock([entry(1, { display_name: halves })]))).toBe("a" + "\ufffd\ufffd".repeat(6) + "b.pdf");
     expect(shownName(await projectedBlock([entry(1, { display_name: "x\ufe00\u00ad\ufe01\u200b\u{e0100}\u2060\u{e0101}y.pdf" })]))).toBe("xy.pdf");
+    // A run is two or more: a pair goes too.
+    expect(shownName(await projectedBlock([entry(1, { display_name: "x\ufe00\ufe01y.pdf" })]))).toBe("xy.pdf");
   });
 
   it("indents a section line broken by a lone carriage return", async () => {

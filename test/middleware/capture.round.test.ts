@@ -156,6 +156,14 @@ describe("capture round", () => {
     ]);
   });
 
+  it("writes an entry that several calls of the round use once, with all of them in consumed_by", () => {
+    const hook = capture();
+    const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];
+    const s = state([ai("ai-1", [call("r1", { p: known.handle }), call("r2", { p: known.handle })])], [known], [resultKey("tm-0", "w0")]);
+    const update = hook(s, run)!;
+    expect(update.tool_artifacts).toEqual([{ ...known, consumed_by: ["r1", "r2"] }]);
+  });
+
   it("counts only the handles resolution resolves: args that are no object are passed on raw, so use nothing", () => {
     const hook = capture();
     const known = extractArtifacts(result("tm-0", "w0", "/mnt/user-data/a.txt"), { threadId: THREAD })[0];
