@@ -1517,7 +1517,7 @@ describe("formatEntries lines", () => {
     expect(out).toEqual(entries.map((e) => JSON.stringify({ thread_id: "t", ...e }) + "\n"));
   });
 
-  it("counts a lone U+FEFF as no column, Hangul as two, and a pictograph without U+FE0F as one", () => {
+  it("counts a lone U+FEFF or word joiner as no column, Hangul, fullwidth forms and ideographs as two, and a pictograph without U+FE0F as one", () => {
     // THREAD is 16 columns and a blank: the handle starts 17 columns in.
     const handleAt = (threadId: string) => {
       const out: string[] = [];
@@ -1527,6 +1527,10 @@ describe("formatEntries lines", () => {
     expect(handleAt("a\ufeffb")).toBe(17 + 1);
     expect(handleAt("한국")).toBe(17 - 2);
     expect(handleAt("\u2764")).toBe(17);
+    // A word joiner is no column either; fullwidth forms and a CJK ideograph past the BMP are two.
+    expect(handleAt("a\u2060b")).toBe(17 + 1);
+    expect(handleAt("\uff54\uff4f")).toBe(17 - 2);
+    expect(handleAt("\u{20000}")).toBe(17);
   });
 });
 

@@ -495,13 +495,14 @@ describe("tool-artifacts scan", () => {
   });
 
   it.skipIf(!hasScript)("ends by a signal that came while the last chunk was scanned, not after it with status 0", () => {
-    // The status goes to stderr, the terminal script records; stdout is a pipe.
-    const command =
-      `(${process.execPath} --import tsx --import ./test/support/signal-on-write.mjs src/cli.ts scan examples/archive.jsonl; ` +
-      `echo "status $?" >&2) | cat > /dev/null`;
-    for (const [signal, status] of [["SIGTERM", 143], ["SIGINT", 130]] as const) {
-      const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, SIGNAL_ON_WRITE: signal } });
-      expect(r.stdout, signal).toMatch(new RegExp(`status ${status}\\b`));
+    // A Node parent tells an end by the signal from an exit with status
+    // 128 + its number, which a shell's $? cannot. It writes how the CLI
+    // ended to stderr, the terminal script records; the CLI's stdout is a pipe.
+    const args = ["--import", "tsx", "--import", "./test/support/signal-on-write.mjs", "src/cli.ts", "scan", "examples/archive.jsonl"];
+    const parent = `const r = require("node:child_process").spawnSync(${JSON.stringify(process.execPath)}, ${JSON.stringify(args)}, { stdio: ["inherit", "pipe", "inherit"] }); console.error("ended by", r.signal ?? "status " + r.status);`;
+    for (const signal of ["SIGTERM", "SIGINT"]) {
+      const r = spawnSync("script", ["-qec", `${process.execPath} -e '${parent}'`, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, SIGNAL_ON_WRITE: signal } });
+      expect(r.stdout, signal).toMatch(new RegExp(`ended by ${signal}\\b`));
     }
   });
 });
@@ -514,6 +515,23 @@ describe("tool-artifacts scan: input and options at their edges", () => {
 
   it("--stats with one thread says one thread, and nothing of workers", () => {
     expect(cli(["scan", EXAMPLE, "--stats", "--threads", "1"]).stderr).toMatch(/ MB\/s \(1 thread\)\n$/);
+  });
+
+  it("reports a line that spells thread_id or call_index both ways with different values, and reads one whose two spellings agree", () => {
+    const path = join(dir, "two-spellings.jsonl");
+    const message = (id: string) => ({ type: "tool", tool_call_id: id, content: `/mnt/user-data/${id}.txt` });
+    const lines = [
+      { thread_id: "snake", threadId: "camel", message: message("a") },
+      { thread_id: "t", call_index: 1, callIndex: 2, message: message("b") },
+      { thread_id: "t", threadId: "t", call_index: 3, callIndex: 3, message: message("c") },
+    ];
+    writeFileSync(path, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const r = cli(["scan", path]);
+    expect(r.status).toBe(1);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith(path))).toEqual([`${path}:1: thread_id and threadId differ (give one)`, `${path}:2: call_index and callIndex differ (give one)`]);
+    expect(r.stdout.trim().split("\n").map((l) => JSON.parse(l) as { thread_id: string; call_index: number; real_ref: string })).toEqual([
+      expect.objectContaining({ thread_id: "t", call_index: 3, real_ref: "/mnt/user-data/c.txt" }),
+    ]);
   });
 
   it("refuses a --threads past the safe integers rather than rounding it", () => {

@@ -103,6 +103,10 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const wrapped = "message" in value && serializedClass(value) === undefined && !isFlatWithMessageField(value);
   const message = wrapped ? value.message : value;
   if (!isRecord(message)) throw new TypeError("message is not an object");
+  // Both spellings with different values: taking either would give handles
+  // the writer may not have meant, so the line is refused.
+  if (value.thread_id != null && value.threadId != null && value.thread_id !== value.threadId) throw new TypeError("thread_id and threadId differ (give one)");
+  if (value.call_index != null && value.callIndex != null && value.call_index !== value.callIndex) throw new TypeError("call_index and callIndex differ (give one)");
   const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id (give the line one, or run the CLI with --thread-id)");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
