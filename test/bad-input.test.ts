@@ -164,6 +164,9 @@ describe("clear errors for bad input", () => {
     expect(() => new ScanPool({ thread: 2 } as never)).toThrow(new TypeError('ScanPool: unknown option "thread" (known: threads, idleTimeoutMs, faults)'));
     expect(() => scanText("see /tmp/q.txt", { sandboxPrefix: ["/tmp/"] } as never)).toThrow(new TypeError('scanText: unknown option "sandboxPrefix" (known: sandboxPrefixes)'));
     expect(scanText("see /tmp/q.txt", { sandboxPrefixes: ["/tmp/"] }).map((r) => r.ref)).toEqual(["/tmp/q.txt"]);
+    // A key set to undefined is no option, as everywhere (a host spreading optional settings).
+    expect(extractArtifacts(message, { threadId: "t", detectRefInText: undefined } as never)).not.toHaveLength(0);
+    expect(scanText("see /mnt/user-data/q.txt", { sandboxPrefix: undefined } as never).map((r) => r.ref)).toEqual(["/mnt/user-data/q.txt"]);
     // Every known option is still taken.
     expect(extractArtifacts(message, { threadId: "t", callIndex: 0, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], now: () => "2025-01-01T00:00:00.000Z", onRejectedPayload() {}, onEngineFailure() {} })).not.toHaveLength(0);
     expect((await scanBatch(items, { pool: undefined, poolThreshold: 10, callingThreadScans: true, detectRefsInText: true, sandboxPrefixes: ["/mnt/user-data/"], createdAt: "2025-01-01T00:00:00.000Z" })).entries[0]).not.toHaveLength(0);

@@ -427,6 +427,7 @@ describe("data fallback", () => {
     ["Gemini's inline data", { parts: [{ inline_data: { mime_type: "image/png", data: "iVBORw0KGgo=" } }] }],
     ["Bedrock's bytes", { image: { format: "png", source: { bytes: "iVBORw0KGgoAAAANSUhEUgAAAAE" } } }],
     ["a resource's blob without a type", { resource: { uri: "file:///a.bin", blob: "AQID" } }],
+    ["sixteen characters of base64 under data", { id: 7, data: "AbCdEfGh12345678" }],
   ])("a payload carrying embedded content (%s) gives no data entry", (_, payload) => {
     expect(extract(structured(payload))).toEqual([]);
   });
@@ -440,6 +441,8 @@ describe("data fallback", () => {
     ["a digest under blob", { tree: [{ blob: "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678" }] }],
     ["text that starts like a data: URI", { note: "data:5,rows", header: "DATA:col1,col2" }],
     ["a CSV with its format", { format: "csv", data: "name,total\nq3,12" }],
+    ["a long identifier in both cases with no digit, + or /", { status: "done", data: "CamelCaseIdentifierName" }],
+    ["fifteen characters of base64 under data", { id: 7, data: "AbCdEfGh1234567" }],
   ])("a payload without embedded content (%s) is still data", (_, payload) => {
     expect(types(extract(structured(payload)))).toEqual(["data"]);
   });
@@ -688,6 +691,12 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     }
   });
 
+  it("a text item of the artifact list mirroring its structured item adds nothing under a structured key", () => {
+    const data = { files: ["/mnt/user-data/a.txt", { note: "see /mnt/user-data/b.txt" }] };
+    const message = { tool_call_id: "c", content: "", artifact: [{ type: "mcp_structured_content", data }, { type: "text", text: JSON.stringify(data) }] };
+    expect(refs(extract(message))).toEqual(["/mnt/user-data/a.txt"]);
+  });
+
   it("a mirror of the structuredContent on its own block counts", () => {
     expect(refs(extract(blocks({ type: "text", text: mirror, structuredContent: payload })))).toEqual(["/mnt/user-data/a.csv", "/mnt/user-data/notes.txt"]);
   });
@@ -709,6 +718,8 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     }
     // A reference that only starts the same way stays.
     expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/my.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/my.csv"]);
+    // So does one that the spaced reference starts with, but not up to its blank.
+    expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/m and /mnt/user-data/my report.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/m"]);
   });
 
   it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {
@@ -825,8 +836,9 @@ describe("a message that says it is no tool result", () => {
     ["an AIMessage", new AIMessage("see /mnt/user-data/a.txt")],
     ["a plain {type: 'ai'}", { type: "ai", tool_call_id: "c", content: "/mnt/user-data/a.txt" }],
     ["OpenAI's {role: 'assistant'}, as scanBatch skips it", { role: "assistant", content: "/mnt/user-data/a.txt" }],
+    ["an empty type, which is no tool's", { type: "", tool_call_id: "c", content: "/mnt/user-data/a.txt" }],
   ])("is refused: %s", (_, m) => {
-    expect(() => extract(m)).toThrow(/^extractArtifacts: message is not a tool result \(it says "(human|ai|assistant)"\)$/);
+    expect(() => extract(m)).toThrow(/^extractArtifacts: message is not a tool result \(it says "(human|ai|assistant|)"\)$/);
   });
 
   it.each(["toolCallId", "toolCallID", "tool-call-id", "TOOL_CALL_ID"])("is refused with tool_call_id spelt %s, which would seed every such result alike", (key) => {
