@@ -294,12 +294,11 @@ describe("createTaskTool", () => {
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/invoke/);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(ToolArtifactsConfigError);
     expect(() => createTaskTool({ agents: { x: {} as never } })).toThrow(/: agents\.x: /);
-    // An empty name or description would give the model a choice it cannot name, or nothing to go on.
-    const named = createAgent({ model: new ScriptedChatModel([]), tools: [] });
-    expect(() => createTaskTool({ agents: { "": named } })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: 'agents[""]' }));
-    expect(() => createTaskTool({ agents: { a: named }, description: "" })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: "description" }));
-    // A misspelt option is named, not dropped.
     const agent = createAgent({ model: new ScriptedChatModel([]), tools: [] });
+    // An empty name or description would give the model a choice it cannot name, or nothing to go on.
+    expect(() => createTaskTool({ agents: { "": agent } })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: 'agents[""]' }));
+    expect(() => createTaskTool({ agents: { a: agent }, description: "" })).toThrow(expect.objectContaining({ name: "ToolArtifactsConfigError", field: "description" }));
+    // A misspelt option is named, not dropped.
     expect(() => createTaskTool({ agents: { a: agent }, descriptin: "x" } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "descriptin" }));
     // Also when the option it was meant to be is then missing: the typo is named, not the gap it leaves.
     expect(() => createTaskTool({ agent: { a: agent } } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "agent", message: "Invalid tool-artifacts config: agent: unknown option" }));

@@ -102,6 +102,6 @@ export function formatEntries(threadId: string, entries: readonly ArtifactEntry[
   if (format === "jsonl") return jsonLines(threadId, entries, out);
   for (const e of entries) {
     const values = [threadId, e.handle, e.artifact_type, e.tool_name, e.display_name, e.real_ref];
-    out.push(values.map((v, i) => cell(v, COLUMNS[i][1] || REF_WIDTH, i === COLUMNS.length - 1)).join(" ") + "\n");
+    out.push(values.map((v, i) => (COLUMNS[i][1] === 0 ? cell(v, REF_WIDTH, true) : cell(v, COLUMNS[i][1], false))).join(" ") + "\n");
   }
 }

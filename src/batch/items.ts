@@ -92,6 +92,17 @@ const isFlatWithMessageField = (value: Json): boolean =>
   "tool_call_id" in value && ("content" in value || "artifact" in value || !isRecord(value.message));
 
 /**
+ * A line's field under its archive spelling or its item spelling (null is
+ * absent). Both, with different values, is refused: taking either would give
+ * handles the writer may not have meant.
+ */
+function eitherSpelling(value: Json, snake: string, camel: string): unknown {
+  const [a, b] = [value[snake], value[camel]];
+  if (a != null && b != null && a !== b) throw new TypeError(`${snake} and ${camel} differ (give one)`);
+  return a ?? b;
+}
+
+/**
  * Read one parsed archive line: `{thread_id, message, call_index?}`, a
  * tool-message-like object carrying `thread_id`, or a LangChain serialized
  * message carrying `thread_id`. Returns undefined for a well-formed line that
@@ -103,17 +114,13 @@ export function itemFromLine(value: unknown, defaultThreadId?: string): BatchIte
   const wrapped = "message" in value && serializedClass(value) === undefined && !isFlatWithMessageField(value);
   const message = wrapped ? value.message : value;
   if (!isRecord(message)) throw new TypeError("message is not an object");
-  // Both spellings with different values: taking either would give handles
-  // the writer may not have meant, so the line is refused.
-  if (value.thread_id != null && value.threadId != null && value.thread_id !== value.threadId) throw new TypeError("thread_id and threadId differ (give one)");
-  if (value.call_index != null && value.callIndex != null && value.call_index !== value.callIndex) throw new TypeError("call_index and callIndex differ (give one)");
-  const threadId = value.thread_id ?? value.threadId ?? defaultThreadId;
+  const threadId = eitherSpelling(value, "thread_id", "threadId") ?? defaultThreadId;
   if (threadId === undefined) throw new TypeError("no thread_id (give the line one, or run the CLI with --thread-id)");
   if (typeof threadId !== "string" || threadId === "") throw new TypeError("thread_id must be a non-empty string");
   if (kindOf(message, false) !== "tool") return undefined;
   // A null call_index counts as absent, as it always has.
   const key = value.call_index != null ? "call_index" : "callIndex";
-  const callIndex = value.call_index ?? value.callIndex;
+  const callIndex = eitherSpelling(value, "call_index", "callIndex");
   // Checked here to name the field as the line spells it (normalizeItem says callIndex).
   if (!isIndexOrNone(callIndex)) throw new TypeError(`${key} must be a non-negative integer`);
   return { threadId, message, callIndex };
