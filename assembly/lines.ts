@@ -23,7 +23,9 @@
 // response's mark, src/types.ts); texts with lone surrogate escapes; payloads with escaped, duplicate
 // or integer-like keys (JSON.parse reorders those), or, when they become a
 // `data` entry, with escapes or numbers JSON.stringify would write differently;
-// payload references with escapes. And past the kernel's limits: nesting
+// payload references with escapes; when texts are scanned, payload or block
+// references that hold a blank (a text naming one gives its first word, which
+// the host drops). And past the kernel's limits: nesting
 // deeper than MAX_NEST in skipped values or KEY_LEVELS in a payload, a
 // payload of more than KEY_STACK_CAP keys, a lookup past MAX_PROBES (crafted
 // references), more than MAX_ENTRIES entries, more than MAX_LINE_OUTPUT or
@@ -33,7 +35,7 @@
 // gates, the free-text scanner, the bounded walk and the handle hash are the
 // engine's own kernels, called here directly.
 import { arenaBase, copyOver, decimalLength, putDecimal, reserve } from "./memory";
-import { HASH_MUL, MAX_PROBES, scan_max_pairs, scan_text } from "./scan";
+import { HASH_MUL, MAX_PROBES, holdsSpace, scan_max_pairs, scan_text } from "./scan";
 import { sha256_batch_hex, sha256_counter_texts } from "./sha256";
 import {
   ALSE_LE, BACKSLASH, COLON, COMMA, CR, DQUOTE, FLAG_KNOWN, FLAG_NON_EMPTY, GATE_FILE, GATE_TASK, HASH, LBRACE, LBRACKET, LF, LOW_F, LOW_N, LOW_T,
@@ -641,6 +643,15 @@ function add(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool
   return true;
 }
 
+/**
+ * Take a reference a payload or a block gives whole. One that holds a blank
+ * is left to the host when texts are scanned: a text naming it gives its
+ * first word, which extract.ts's Entries.finished drops, in any order.
+ */
+function addWhole(type: u32, ref: usize, n: usize, mime: usize, mimeLen: usize): bool {
+  return !(scanTexts && holdsSpace(ref, n)) && add(type, ref, n, mime, mimeLen);
+}
+
 // ---- Texts -------------------------------------------------------------------
 /** Write code point cp as UTF-8 at d; returns the end. */
 function putUtf8(d: usize, cp: u32): usize {
@@ -802,7 +813,7 @@ function block(start: usize, end: usize): bool {
   const us = slotStart(K_URL);
   const ue = slotEnd(K_URL);
   if (walk_gate(us, ue - us, GATE_FILE) != 1) return true;
-  return add(isFile ? W_FILE : W_IMAGE, us + 1, ue - us - 2, mime, mimeLen);
+  return addWhole(isFile ? W_FILE : W_IMAGE, us + 1, ue - us - 2, mime, mimeLen);
 }
 
 /** The content list [start, end): its blocks in order. False: left to the host. */
@@ -975,7 +986,7 @@ function payload(start: usize, end: usize): bool {
     const rec = WALK_AREA + OUT_RECORDS + <usize>i * RECORD_BYTES;
     const kind = load<u32>(rec, 8);
     if (kind & REC_ESCAPED) return false;
-    if (!add((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
+    if (!addWhole((kind & 0xff) == GATE_TASK ? W_TASK : W_FILE, start + <usize>load<u32>(rec), <usize>load<u32>(rec, 4), 0, 0)) return false;
   }
   if (data) {
     // The data entry is JSON.stringify's text: the compact copy when nothing in it would be written differently.

@@ -299,6 +299,11 @@ function spaceRunEndScalar(text: usize, len: usize, p: usize): usize {
   return len;
 }
 
+/** Whether the n bytes at p hold a Python space (lines.ts leaves a line with such a whole reference to the host). */
+export function holdsSpace(p: usize, n: usize): bool {
+  return spaceRunEndScalar(p, n, 0) < n;
+}
+
 /** A mask of the first `n` lanes of a 16-lane bitmask (all of them when n >= 16). */
 @inline function lanes(n: usize): i32 {
   return n >= 16 ? 0xffff : (1 << <i32>n) - 1;

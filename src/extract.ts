@@ -299,25 +299,48 @@ class Entries {
   }
 
   /**
-   * Whether a free-text match is a reference this result already has, cut
-   * at a blank (`/mnt/user-data/my` of `/mnt/user-data/my report.csv`, which
-   * structured content gave whole): the scanner stops at whitespace, so a
-   * text that names such a reference would register its first word as junk.
+   * The result's entries, less free-text matches that are a reference it
+   * has whole, cut at a blank (`/mnt/user-data/my` of `/mnt/user-data/my
+   * report.csv`, which structured content or a block gave whole): the
+   * scanner stops at whitespace and strips the punctuation before it
+   * (`Smith` of `Smith, John.pdf`), so a text that names such a reference
+   * would register its first word as junk. Sorted out here, after every
+   * source, so a text read before the block with the whole reference loses
+   * its junk too. A match some other source gave as well stays.
    */
-  cutShort(ref: string): boolean {
-    if (this.spaced === undefined) return false;
-    for (const whole of this.spaced) if (whole.length > ref.length && whole.startsWith(ref) && PY_SPACE.test(whole[ref.length]!)) return true;
-    return false;
+  finished(): ArtifactEntry[] {
+    const spaced = this.spaced;
+    const fromText = this.fromText;
+    if (spaced === undefined || fromText === undefined) return this.list;
+    const cuts = new Set<string>();
+    for (const whole of spaced) {
+      let refs;
+      try {
+        // What a text naming the reference gives: the matches it starts with are its cuts.
+        refs = scanTextWithin(whole, this.prefixes === undefined ? undefined : { sandboxPrefixes: this.prefixes });
+      } catch (error) {
+        this.engineFailed(error);
+        continue;
+      }
+      for (const r of refs) if (r.ref.length < whole.length && whole.startsWith(r.ref)) cuts.add(r.ref);
+    }
+    return cuts.size === 0 ? this.list : this.list.filter((e) => !(cuts.has(e.real_ref) && fromText.has(e.real_ref)));
   }
 
-  /** The references taken so far that hold whitespace (only structured ones can), for cutShort. */
+  /** The references taken so far that hold whitespace (only structured ones and blocks can), for finished. */
   private spaced: string[] | undefined;
+  /** The references only free text gave so far, for finished. */
+  private fromText: Set<string> | undefined;
 
   /** `freeText`: a free-text match, which never holds whitespace (the scanner stops there). */
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined, freeText = false): void {
-    if (this.taken(ref)) return;
+    if (this.taken(ref)) {
+      if (!freeText) this.fromText?.delete(ref);
+      return;
+    }
     this.seen?.add(ref);
-    if (!freeText && type !== "data" && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
+    if (freeText) (this.fromText ??= new Set()).add(ref);
+    else if (type !== "data" && this.scan && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
     this.createdAt ??= this.now ? clockTime(this.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
@@ -535,7 +558,7 @@ function textRefs(text: string, out: Entries, parsed?: object | typeof NOT_JSON)
     out.engineFailed(error); // the engine could not take this text: it adds nothing
     return;
   }
-  for (const r of refs) if (withinRefBytes(r.ref) && !out.cutShort(r.ref)) out.add("file", r.ref, r.display, undefined, true);
+  for (const r of refs) if (withinRefBytes(r.ref)) out.add("file", r.ref, r.display, undefined, true);
 }
 
 /** A url-carrying file/image block in any shape DESIGN §4 lists; base64/text/id blocks give none. */
@@ -688,7 +711,7 @@ export function extractArtifacts(given: ToolMessage | ToolMessageLike, options: 
   else if (typeof content === "string") textRefs(content, out, parsed);
   artifactRefs(artifact, out);
 
-  const entries = out.list;
+  const entries = out.finished();
   // One entry (the common case) takes the engine's single-hash fast path; more go in one batch.
   if (entries.length === 1) entries[0].handle = generateHandle(threadId, toolCallId, callIndex, 0, occurrenceId);
   else if (entries.length > 1) {

@@ -722,6 +722,28 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/m and /mnt/user-data/my report.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/m"]);
   });
 
+  it("a cut at a blank is dropped with the punctuation free text strips before the blank", () => {
+    for (const whole of ["/mnt/user-data/Smith, John.pdf", "/mnt/user-data/notes: v2.txt", "/mnt/user-data/v1. final.txt", "/mnt/user-data/a). b.csv"]) {
+      expect(refs(extract(withPayloadOf({ path: whole }, `Saved ${whole} (3 rows)`)))).toEqual([whole]);
+    }
+    // A cut that leaves more than the punctuation before the blank is a reference of its own.
+    expect(refs(extract(withPayloadOf({ path: "/mnt/user-data/a,b c.csv" }, "see /mnt/user-data/a, then /mnt/user-data/a,b c.csv")))).toEqual(["/mnt/user-data/a,b c.csv", "/mnt/user-data/a"]);
+  });
+
+  it("a cut at a blank is dropped whichever source gives the whole reference first, unless another source gives the cut too", () => {
+    const whole = "/mnt/user-data/my report.csv";
+    const text = { type: "text", text: `Saved ${whole}` };
+    const file = { type: "file", url: whole, mimeType: "text/csv" };
+    expect(refs(extract(blocks(text, file)))).toEqual([whole]);
+    expect(refs(extract(blocks(file, text)))).toEqual([whole]);
+    expect(refs(extract(blocks(text, { type: "text", text: JSON.stringify({ path: whole }) })))).toEqual([whole]);
+    expect(refs(extract({ tool_call_id: "c", content: `Saved ${whole}`, artifact: [{ type: "file", source_type: "url", url: whole }] }))).toEqual([whole]);
+    // Dropped entries take no ordinal: the handle is the one a result of the whole reference alone gets.
+    expect(extract(blocks(text, file)).map((e) => e.handle)).toEqual(extract(blocks(file)).map((e) => e.handle));
+    // A block that names the cut itself keeps it, in the place free text gave it.
+    expect(refs(extract(blocks(text, { type: "file", url: "/mnt/user-data/my" }, file)))).toEqual(["/mnt/user-data/my", whole]);
+  });
+
   it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {
     // @modelcontextprotocol/server-memory's read_graph: the graph as structuredContent and as its JSON text.
     const graph = { entities: [{ name: "Q3", entityType: "report", observations: ["saved to /mnt/user-data/q3.pdf", "source https://example.com/data/q3.csv"] }], relations: [] };

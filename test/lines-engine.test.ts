@@ -496,6 +496,14 @@ const CASES: Case[] = [
     M('"content":"/mnt/user-data/report#1.csv /mnt/user-data/what?.txt /mnt/user-data/?x https://x.io/p/a.png?x=/y#z"'),
     M('"content":"/mnt/user-data/a\\\\b.txt","artifact":{"structured_content":{"files":["C:/d/q.csv","HTTPS://X.IO/dir/#f","/q?.csv"]}}'),
   ].join("\n"), { entries: 8 }],
+  // A text naming a whole reference that holds a blank gives its first word, which extract.ts drops: the host's lines.
+  ["whole references with blanks, and texts naming them", [
+    M('"content":"Saved /mnt/user-data/my report.csv","artifact":{"structured_content":{"path":"/mnt/user-data/my report.csv"}}'),
+    M('"content":[{"type":"file","url":"/mnt/user-data/my report.csv"},{"type":"text","text":"Saved /mnt/user-data/my report.csv"}]'),
+    M('"content":[{"type":"text","text":"Saved /mnt/user-data/my\u00a0report.csv"},{"type":"image","url":"/mnt/user-data/my\u00a0report.csv"}]'),
+    M('"content":"Saved /mnt/user-data/Smith, John.pdf","artifact":[{"type":"mcp_structured_content","data":{"files":["/mnt/user-data/Smith, John.pdf"]}}]'),
+    M('"content":"no text names it","artifact":{"structured_content":{"path":"/mnt/user-data/a b.csv"}}'),
+  ].join("\n"), { entries: 5 }],
   ["control characters and U+2028 in refs", M('"content":"ok","artifact":{"structured_content":{"files":["/a\\u0001.csv","/a\\u2028.csv","/a\\u007f.csv","/a\\u0085.csv","/ok.csv"]}}'), { entries: 1 }],
 ];
 
