@@ -428,6 +428,9 @@ describe("data fallback", () => {
     ["Bedrock's bytes", { image: { format: "png", source: { bytes: "iVBORw0KGgoAAAANSUhEUgAAAAE" } } }],
     ["a resource's blob without a type", { resource: { uri: "file:///a.bin", blob: "AQID" } }],
     ["sixteen characters of base64 under data", { id: 7, data: "AbCdEfGh12345678" }],
+    // base64url (JWTs, web-safe encoders) as well, so an id of its alphabet counts too.
+    ["base64url under data", { id: 7, data: "AbCd-EfGh_1234567" }],
+    ["an id in base64url's alphabet under data", { data: "Q3-2024-Sales-Summary", rows: 3 }],
   ])("a payload carrying embedded content (%s) gives no data entry", (_, payload) => {
     expect(extract(structured(payload))).toEqual([]);
   });

@@ -22,6 +22,9 @@ describe("displayName", () => {
     ["HTTPS://ex.com/a#b/c.png", "a"],
     ["s3+x.y://bucket/k?v=/1", "k"],
     ["C:\\a/b\\c.txt", "c.txt"],
+    // A URL with no path: its authority.
+    ["https://x.com/?a=1", "x.com"],
+    ["https://h", "h"],
   ])("%s → %s", (ref, name) => expect(displayName(ref)).toBe(name));
 
   it.each(["http://", "https:", "/", "", "?x=1", "//"])("falls back to the whole reference for %j", (ref) => {
