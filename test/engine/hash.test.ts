@@ -578,3 +578,23 @@ describe("input validation", () => {
     expect(generateHandles([{ ...seed, occurrence_id: undefined } as never])).toEqual([generateHandle("t", "c", 0)]);
   });
 });
+
+describe("a first 64-byte block of zero bytes", () => {
+  // The engine keeps the state after a batch's shared first block; a fresh
+  // instance (the host starts one after a huge input) keeps none yet, and a
+  // block of zero bytes must not pass for the kept one.
+  const threadId = "\0".repeat(64);
+  for (const count of [1, 2, 4, 7]) {
+    it(`hashes ${count} seed(s) like node:crypto as the first batch of a fresh instance`, () => {
+      rebuild();
+      const seeds: HandleSeed[] = Array.from({ length: count }, (_, ordinal) => ({ threadId, toolCallId: "call_1", callIndex: 0, ordinal }));
+      expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
+    });
+  }
+
+  it("gives generateResultHandles the same handles, first on a fresh instance", () => {
+    rebuild();
+    const want = [0, 1, 2].map((ordinal) => handleOracle({ threadId, toolCallId: "call_1", callIndex: 0, ordinal, occurrenceId: "m1" }));
+    expect(generateResultHandles(threadId, "call_1", 0, 3, "m1")).toEqual(want);
+  });
+});
