@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { unpackLineResult } from "../src/batch/packing.js";
 import { scanLinesPacked, scanLinesPackedJs, type LinePathStats, type LineScanOptions } from "../src/batch/scan.js";
+import { engine } from "../src/engine/wasm.js";
 
 const OPTIONS: LineScanOptions = { format: "jsonl", createdAt: "2025-01-02T03:04:05.000Z" };
 
@@ -18,6 +19,7 @@ function both(line: string, extra: Partial<LineScanOptions> = {}) {
     engine: Buffer.from(engine.output).toString("utf8"),
     reference: Buffer.from(reference.output).toString("utf8"),
     entries: engine.entries,
+    referenceEntries: reference.entries,
     failures: { engine: engine.failures, reference: reference.failures },
   };
 }
@@ -346,11 +348,19 @@ describe("engine lines: a flat tool result whose message field is no object", ()
 });
 
 describe("engine lines: LangChain's serialized form needs lc exactly 1", () => {
-  // lc 12 or 10 is no serialized message: a plain object of type "constructor", skipped.
-  it.each(["12", "10"])("lc %s", (lc) => {
+  // lc 12, 10, 0, 2 or 9 is no serialized message: a plain object of type "constructor", skipped.
+  it.each(["12", "10", "0", "2", "9"])("lc %s", (lc) => {
     const line = `{"thread_id":"t","lc":${lc},"type":"constructor","id":["langchain","schema","messages","ToolMessage"],"kwargs":{"tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`;
     const got = both(line);
     expect(got.entries).toBe(0);
+    expect(got.referenceEntries).toBe(0);
+    expect(got.engine).toBe(got.reference);
+  });
+  it("lc 1 is one, read by the engine", () => {
+    const line = `{"thread_id":"t","lc":1,"type":"constructor","id":["langchain","schema","messages","ToolMessage"],"kwargs":{"tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`;
+    const got = both(line);
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
   });
 });
@@ -460,5 +470,155 @@ describe("engine data entries: embedded content is the host's to judge", () => {
     expect(got.stats.engineLines).toBe(1);
     expect(got.engine).toBe(got.reference);
     expect(got.entries).toBe(1);
+  });
+});
+
+/** A tool result line around the message fields written as JSON text by hand. */
+const messageLine = (fieldsJson: string) => `{"thread_id":"t","message":{"type":"tool","tool_call_id":"c",${fieldsJson}}}`;
+
+describe("engine lines: JSON that JSON.parse refuses is a failed line on both paths", () => {
+  // A skipped value whose brackets do not pair up.
+  it.each(['[1}', '{"a":1]', '[[1]}', '{"a":[1}}'])("a skipped value %s", (bad) => {
+    const got = both(messageLine(`"note":${bad},"content":"see /mnt/user-data/a.csv now"`));
+    expect(got.failures.reference).toHaveLength(1);
+    expect(got.failures.engine).toEqual(got.failures.reference);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine data entries: the key \"0\" comes first in JSON.stringify's text", () => {
+  // "0" is an array index (JSON.parse orders such keys first); the data entry
+  // is JSON.stringify's text (DESIGN §4), so a raw copy in written order is wrong.
+  it.each(['{"b":1,"0":2}', '{"x":{"b":true,"0":"y"}}'])("%s", (payload) => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`);
+    expect(got.referenceEntries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain(JSON.stringify(JSON.stringify(JSON.parse(payload))));
+  });
+});
+
+describe("engine lines: a line that is no serialized message but wraps one", () => {
+  // serializedClass needs a string last id item; without one the line is a
+  // plain wrapper, and its `message` is the tool result (items.ts's itemFromLine).
+  it.each(["[]", "[1]", '["x",null]'])("id %s at the top, a tool result under message", (id) => {
+    const line = `{"thread_id":"t","lc":1,"type":"constructor","id":${id},"kwargs":{},"message":{"type":"tool","tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`;
+    const got = both(line);
+    expect(got.referenceEntries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.entries).toBe(1);
+  });
+});
+
+describe("engine lines: serialized kwargs the engine cannot read go to the host", () => {
+  // A key written with an escape may spell a field the message needs; the
+  // host's JSON.parse reads it. Several lines, so no stale read of an earlier
+  // line's kwargs can pass for this one's.
+  it("an escaped key in kwargs", () => {
+    const serialized = (call: string, kwargs: string) =>
+      `{"thread_id":"t","lc":1,"type":"constructor","id":["langchain_core","messages","ToolMessage"],"kwargs":{"tool_call_id":"${call}",${kwargs}}}`;
+    const text = [
+      serialized("a", `"content":"see /mnt/user-data/a.csv now"`),
+      serialized("b", `"cont\\u0065nt":"see /mnt/user-data/b.csv now"`),
+      serialized("c", `"content":"see /mnt/user-data/c.csv now","content":"see /mnt/user-data/d.csv now"`),
+    ].join("\n");
+    const got = both(text);
+    expect(got.referenceEntries).toBe(3);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain("/mnt/user-data/b.csv");
+    expect(got.engine).toContain("/mnt/user-data/d.csv");
+  });
+});
+
+describe("engine lines: output room and references written with escapes", () => {
+  // A control character in a free-text path (not a Python space, so it stays
+  // in the path) is written as \u00XX: six output bytes per input byte, in the
+  // reference and again in its display name. Lines whose output is about
+  // twice their input fill the output room mid-chunk at many points; every
+  // line must still be written whole and exactly as the reference writes it.
+  it("fills the room with escaped references and stays exact", () => {
+    const lines: string[] = [];
+    for (let i = 0; i < 400; i++) {
+      const k = 20 + ((i * 37) % 400);
+      const refs = [`/mnt/user-data/${"\u0001".repeat(k)}/x${i}`, `/mnt/user-data/y${i}${"\u0002".repeat(k >> 1)}`];
+      lines.push(JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: `c${i}`, content: `see ${refs.join(" and ")} now` } }));
+    }
+    const bytes = new Uint8Array(Buffer.from(lines.join("\n")));
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    const engine = unpackLineResult(scanLinesPacked(bytes, OPTIONS, { stats }));
+    const reference = unpackLineResult(scanLinesPackedJs(bytes, OPTIONS));
+    expect(stats).toEqual({ engineLines: 400, jsLines: 0 });
+    expect(reference.entries).toBe(800);
+    expect(engine.entries).toBe(800);
+    expect(reference.output.byteLength).toBeGreaterThan(bytes.byteLength);
+    expect(Buffer.from(engine.output).equals(Buffer.from(reference.output))).toBe(true);
+  });
+  // The same at one chosen point: a first line of many short references
+  // (output far larger than its input) leaves about half the 64 KiB room,
+  // and the next line's one reference of 4000 escaped characters needs about
+  // 48 KB of it (the reference, and its display name, six bytes per character).
+  it.each([100, 150, 200, 250])("a long escaped reference after %i short ones", (short) => {
+    const first = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "a", content: Array.from({ length: short }, (_, k) => `/${k}`).join(" ") } });
+    const second = JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "b", content: `see /${"\u0001".repeat(4000)} now` } });
+    const options = { sandboxPrefixes: ["/"] };
+    const got = both(`${first}\n${second}`, options);
+    expect(got.stats).toEqual({ engineLines: 2, jsLines: 0 });
+    expect(got.referenceEntries).toBe(short + 1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine lines: ids and names written with escapes", () => {
+  // JSON.stringify writes "A" and "/" plainly: an id or name the line spells
+  // with an escape must come out decoded, and hash as its decoded text.
+  it.each([
+    ["a tool name", `{"thread_id":"t","message":{"type":"tool","name":"wr\\u0069ter","tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`],
+    ["a tool name with \\/", `{"thread_id":"t","message":{"type":"tool","name":"a\\/b","tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`],
+    ["a thread id", `{"thread_id":"t\\u0031","message":{"type":"tool","name":"w","tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`],
+    ["a thread id with \\/", `{"thread_id":"t\\/1","message":{"type":"tool","name":"w","tool_call_id":"c","content":"see /mnt/user-data/a.csv now"}}`],
+  ])("%s", (_, line) => {
+    const got = both(line);
+    expect(got.referenceEntries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine display names: only scheme:// starts a URL", () => {
+  // types.ts's displayName drops a query and fragment only for /^[a-z][a-z0-9+.-]*:\/\//i;
+  // a drive path ("C:/…": "C:" reads as a scheme) keeps its ? and # in the name.
+  it.each(["C:/dir/a?b.txt", "d:/x/r#1.csv"])("%j", (path) => {
+    const got = both(JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content: "ok", artifact: { structured_content: { path } } } }));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine payloads: keys that are the same once decoded", () => {
+  // JSON.parse decodes "p\u0061th" to "path": a second "path", whose value
+  // replaces the first. The walk must see one path, as the host does.
+  it.each([
+    `{"path":"/mnt/user-data/a.csv","p\\u0061th":"/mnt/user-data/b.csv"}`,
+    `{"url":"https://x.io/a.png","\\u0075rl":"https://x.io/b.png","rows":1}`,
+  ])("%s", (payload) => {
+    const got = both(`{"thread_id":"t","message":{"type":"tool","tool_call_id":"c","content":"ok","artifact":{"structured_content":${payload}}}}`);
+    expect(got.referenceEntries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+  });
+});
+
+describe("engine lines: memory a huge line grew", () => {
+  // WebAssembly memory only grows: the engine path itself must give it back
+  // at its next ordinary chunk (here no TypeScript-path scan runs in between,
+  // which would give it back on its own).
+  it("is given back by the next ordinary chunk on the engine path alone", () => {
+    const line = (content: string) => JSON.stringify({ thread_id: "t", message: { type: "tool", tool_call_id: "c", content } });
+    const huge = new Uint8Array(Buffer.from(line("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv")));
+    const stats: LinePathStats = { engineLines: 0, jsLines: 0 };
+    expect(unpackLineResult(scanLinesPacked(huge, OPTIONS, { stats })).entries).toBe(1);
+    expect(engine().memory.buffer.byteLength).toBeGreaterThan(64 << 20);
+    const small = new Uint8Array(Buffer.from(line("/mnt/user-data/a.csv /mnt/user-data/b.csv")));
+    expect(unpackLineResult(scanLinesPacked(small, OPTIONS, { stats })).entries).toBe(2);
+    expect(stats).toEqual({ engineLines: 2, jsLines: 0 });
+    expect(engine().memory.buffer.byteLength).toBeLessThan(4 << 20);
   });
 });

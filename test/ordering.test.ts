@@ -111,6 +111,12 @@ describe("orderMiddleware", () => {
     expect(() => orderMiddleware(list)).toThrow(expect.objectContaining({ cycle: ["a", "b", "a"] }));
   });
 
+  it("names only the cycle when the search met it from a middleware that leads into it", () => {
+    // k leads into b ⇄ c, and c before k closes a larger loop: the search from k meets b again first.
+    const list = [mw("k", { before: ["b"] }), mw("b", { before: ["c"] }), mw("c", { before: ["b", "k"] })];
+    expect(() => orderMiddleware(list)).toThrow(expect.objectContaining({ cycle: ["b", "c", "b"] }));
+  });
+
   it("reports a two-party contradiction between before and after", () => {
     expect(() => orderMiddleware([resolution(), mw("authorization", { before: ["tool-artifacts-resolution"] })])).toThrow(/cycle: .*tool-artifacts-resolution.*authorization|cycle: .*authorization.*tool-artifacts-resolution/);
   });
@@ -270,5 +276,17 @@ describe("orderMiddleware: a built-in and its alias", () => {
     expect(orderMiddleware(list)).toEqual(list);
     const twins = [mw("summarization", { after: ["summarization"] }), mw("SummarizationMiddleware", { after: ["summarization"] })];
     expect(orderMiddleware(twins)).toEqual(twins);
+  });
+});
+
+describe("orderMiddleware: `after` set on the middleware itself", () => {
+  // DESIGN §8's {name, before?, after?} on a middleware: an `after` alone, or beside a `before`, counts.
+  it.each([
+    ["after alone", { name: "x", after: ["y"] }],
+    ["after beside before", { name: "x", before: ["z"], after: ["y"] }],
+  ])("%s", (_, x) => {
+    const out = orderMiddleware([x, { name: "y" }, { name: "z" }]).map((m) => m.name);
+    expect(out.indexOf("y")).toBeLessThan(out.indexOf("x"));
+    if ("before" in x) expect(out.indexOf("x")).toBeLessThan(out.indexOf("z"));
   });
 });
