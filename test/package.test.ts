@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { buildSync } from "esbuild";
 import { describe, expect, it } from "vitest";
 import { PERMISSION_FLAG } from "./support/permission.js";
 
@@ -116,6 +117,21 @@ describe("package.json", () => {
       expect(r.status).not.toBe(0);
       expect(r.stderr).toContain(`cannot read its engine, ${join(dir, "build", "engine.wasm")} (ENOENT)`);
       expect(r.stderr).toMatch(/reinstall it; in a bundle, keep tool-artifacts external/);
+      expect(r.stderr).toContain("code: 'TOOL_ARTIFACTS_ENGINE_UNAVAILABLE'");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("bundled into CommonJS by esbuild against the README's advice, says to keep it external rather than failing on a URL", () => {
+    // esbuild gives a CommonJS bundle an empty import.meta, and warns of it only at verbose log levels.
+    const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-bundle-"));
+    try {
+      const outfile = join(dir, "host.cjs");
+      buildSync({ entryPoints: [join(ROOT, "dist/index.js")], bundle: true, platform: "node", format: "cjs", packages: "external", outfile, logLevel: "silent" });
+      const r = spawnSync(process.execPath, [outfile], { encoding: "utf8", env: { ...process.env, NODE_PATH: join(ROOT, "node_modules") } });
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toContain("tool-artifacts: cannot find its engine: its module has no URL (import.meta.url is undefined); in a bundle, keep tool-artifacts external");
       expect(r.stderr).toContain("code: 'TOOL_ARTIFACTS_ENGINE_UNAVAILABLE'");
     } finally {
       rmSync(dir, { recursive: true, force: true });

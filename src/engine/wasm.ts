@@ -22,8 +22,6 @@ export interface EngineExports {
   [kernel: string]: unknown;
 }
 
-const WASM_URL = new URL("../../build/engine.wasm", import.meta.url);
-
 /** Why the engine cannot load here. */
 function unavailable(message: string, cause?: unknown): Error {
   return Object.assign(new Error(`tool-artifacts: ${message}`, cause === undefined ? undefined : { cause }), { code: ENGINE_UNAVAILABLE });
@@ -34,12 +32,20 @@ function compile(): WebAssembly.Module {
   if (typeof WebAssembly === "undefined") {
     throw unavailable("this Node.js has no WebAssembly, which its engine needs (was node started with --jitless?)");
   }
+  const bundled = "in a bundle, keep tool-artifacts external (the engine is found next to its module)";
+  let url: URL;
+  try {
+    url = new URL("../../build/engine.wasm", import.meta.url);
+  } catch (cause) {
+    // A CommonJS bundle gives this module an empty import.meta: no place of its own to find the engine from.
+    throw unavailable(`cannot find its engine: its module has no URL (import.meta.url is ${String(import.meta.url)}); ${bundled}.`, cause);
+  }
   let bytes: Buffer;
   try {
-    bytes = readFileSync(WASM_URL);
+    bytes = readFileSync(url);
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code ?? (cause as Error).name ?? cause;
-    const path = fileURLToPath(WASM_URL);
+    const path = fileURLToPath(url);
     // Node's permission model (and Deno's, NotCapable): the file is there, rebuilding would not help.
     if (code === "ERR_ACCESS_DENIED" || code === "NotCapable") {
       throw unavailable(`cannot read its engine, ${path} (${code}): allow reading the package's files (node --allow-fs-read).`, cause);
@@ -48,8 +54,7 @@ function compile(): WebAssembly.Module {
     // the file, a bundle that moved this module away from it.
     throw unavailable(
       `cannot read its engine, ${path} (${code}). ` +
-        `In a checkout, run "npm run build:wasm"; in an installed package, reinstall it; ` +
-        `in a bundle, keep tool-artifacts external (the engine is found next to its module).`,
+        `In a checkout, run "npm run build:wasm"; in an installed package, reinstall it; ${bundled}.`,
       cause,
     );
   }
