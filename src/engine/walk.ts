@@ -88,7 +88,9 @@ function latin1(view: Uint8Array, start: number, end: number): string {
   if (latin1View.buffer !== view.buffer) latin1View = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
   return latin1View.toString("latin1", start, end);
 }
+// A replaced instance's exports and memory must not stay reachable from here (one huge input would pin them).
 onRebuild(() => {
+  owner = undefined;
   latin1View = Buffer.alloc(0);
 });
 
