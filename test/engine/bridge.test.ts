@@ -1,41 +1,15 @@
 /**
- * Tests from a mutation campaign over the engine bridge (src/engine/hash.ts,
- * scan.ts, walk.ts, serialize.ts, wasm.ts and assembly/memory.ts): each pins
+ * Tests from a mutation campaign over the engine bridge (src/engine/scan.ts,
+ * walk.ts, serialize.ts, wasm.ts and assembly/memory.ts): each pins
  * behaviour a survivor showed unpinned.
  */
-import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { generateHandle, generateHandles, occurrenceKeys, type HandleSeed, type OccurrenceSeed } from "../../src/engine/hash.js";
 import { scanInputPointer, scanText } from "../../src/engine/scan.js";
 import { MAX_REF_BYTES, walkJsonBytes, walkStructured } from "../../src/engine/walk.js";
 import { engine, EngineError, rebuild, runEngine } from "../../src/engine/wasm.js";
 import { collectGarbage } from "../support/heap.js";
 
 const encoder = new TextEncoder();
-const nodeHex = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
-function handleOracle(s: HandleSeed): string {
-  const text = `${s.threadId}:${s.toolCallId}:${s.callIndex}:${s.ordinal ?? 0}`;
-  return `art_${nodeHex(s.occurrenceId == null ? text : `${text}:${s.occurrenceId}`).slice(0, 8)}`;
-}
-
-describe("batch hashing", () => {
-  it("counts U+007F as one UTF-8 byte and U+0080 as two in a batch's ids", () => {
-    // The batch's byte lengths come from its own UTF-8 count, not the engine's encoder.
-    const seeds: HandleSeed[] = ["\u007f", "\u0080", "a\u0080b", "\u0080\u0080", "\u00ff"].map((id) => ({ threadId: id, toolCallId: "c", callIndex: 1, ordinal: 2 }));
-    expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
-    expect(generateHandles(seeds)).toEqual(seeds.map((s) => generateHandle(s.threadId, s.toolCallId, s.callIndex, s.ordinal)));
-  });
-
-  it("names a seed that is not an object by its index in the whole batch, past the first engine call's chunk", () => {
-    const seeds: OccurrenceSeed[] = Array.from({ length: 5000 }, (_, i) => ({ kind: "call", threadId: "t", toolCallId: `c${i}`, index: i }));
-    const bad: unknown[] = [...seeds];
-    bad[4500] = "not a seed";
-    expect(() => occurrenceKeys(bad as OccurrenceSeed[])).toThrow(/seeds\[4500\] must be an object/);
-    const misspelt: unknown[] = [...seeds];
-    misspelt[4500] = { ...seeds[4500]!, message_id: "m" };
-    expect(() => occurrenceKeys(misspelt as OccurrenceSeed[])).toThrow(/seeds\[4500\] has "message_id"/);
-  });
-});
 
 describe("walk after a rebuild", () => {
   it("walks a large JSON text again after the instance was rebuilt (its arena is reserved on the new instance)", () => {

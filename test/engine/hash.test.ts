@@ -598,3 +598,22 @@ describe("a first 64-byte block of zero bytes", () => {
     expect(generateResultHandles(threadId, "call_1", 0, 3, "m1")).toEqual(want);
   });
 });
+
+describe("batch hashing", () => {
+  it("counts U+007F as one UTF-8 byte and U+0080 as two in a batch's ids", () => {
+    // The batch's byte lengths come from its own UTF-8 count, not the engine's encoder.
+    const seeds: HandleSeed[] = ["\u007f", "\u0080", "a\u0080b", "\u0080\u0080", "\u00ff"].map((id) => ({ threadId: id, toolCallId: "c", callIndex: 1, ordinal: 2 }));
+    expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
+    expect(generateHandles(seeds)).toEqual(seeds.map((s) => generateHandle(s.threadId, s.toolCallId, s.callIndex, s.ordinal)));
+  });
+
+  it("names a seed that is not an object by its index in the whole batch, past the first engine call's chunk", () => {
+    const seeds: OccurrenceSeed[] = Array.from({ length: 5000 }, (_, i) => ({ kind: "call", threadId: "t", toolCallId: `c${i}`, index: i }));
+    const bad: unknown[] = [...seeds];
+    bad[4500] = "not a seed";
+    expect(() => occurrenceKeys(bad as OccurrenceSeed[])).toThrow(/seeds\[4500\] must be an object/);
+    const misspelt: unknown[] = [...seeds];
+    misspelt[4500] = { ...seeds[4500]!, message_id: "m" };
+    expect(() => occurrenceKeys(misspelt as OccurrenceSeed[])).toThrow(/seeds\[4500\] has "message_id"/);
+  });
+});
