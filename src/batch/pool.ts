@@ -154,6 +154,13 @@ export class ScanPool {
         minThreads: 0,
         maxThreads: this.threads,
         idleTimeout: this.#idleTimeout,
+        // Replies by message events only. With Atomics, Piscina (5.3.2) reads
+        // a reply at once when one arrives while another is handled; a worker
+        // handed a task in that handling could then answer within it, and
+        // the idle timer its answer set was cleared a microtask later by the
+        // handing-out: that worker never exited. Tasks here are large, so the
+        // faster wake-up Atomics give is not missed.
+        atomics: "disabled",
         workerData: { faults: this.#faults },
         // Piscina's own choice (one task per worker), noting the task handed
         // out: from now on it is running, not waiting. A worker still starting
