@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
@@ -37,5 +40,36 @@ describe("TypeScript users", () => {
     // Only the fixture's and dist's diagnostics: langchain's are its own.
     const ours = (d: string) => d.startsWith(commonjs) || d.startsWith(`${root}dist/`);
     expect(typeCheck([commonjs], { skipLibCheck: false }).filter(ours)).toEqual([]);
+  });
+
+  // moduleResolution node10 (TypeScript's "node" before 5.0) reads no
+  // "exports": the root's declarations come from "types", a subpath's only
+  // from "typesVersions". Installed by name, as a user's project has it.
+  it("finds both entries' declarations under moduleResolution node10", { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-node10-"));
+    try {
+      mkdirSync(join(dir, "node_modules"));
+      symlinkSync(root, join(dir, "node_modules", "tool-artifacts"), "dir");
+      const usage = join(dir, "usage.ts");
+      writeFileSync(
+        usage,
+        [
+          'import { generateHandle } from "tool-artifacts";',
+          'import { ScriptedChatModel } from "tool-artifacts/testing";',
+          'export const handle: string = generateHandle("t", "c", 0);',
+          "export const model = new ScriptedChatModel([]);",
+          // Each would be reported as unused were its import untyped (any).
+          "// @ts-expect-error a class needs new",
+          "ScriptedChatModel([]);",
+          "// @ts-expect-error a thread id is a string",
+          'generateHandle(1, "c", 0);',
+        ].join("\n"),
+      );
+      const program = ts.createProgram([usage], { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10, strict: true, noEmit: true, skipLibCheck: true, types: [] });
+      const diagnostics = ts.getPreEmitDiagnostics(program).filter((d) => d.file?.fileName === usage);
+      expect(diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
