@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { POOL_MIN_ARCHIVE_BYTES, archivePool, archiveThreads } from "../src/batch/index.js";
+import { until } from "./support/pool.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const EXAMPLE = join(ROOT, "examples/archive.jsonl");
@@ -473,24 +474,33 @@ describe("tool-artifacts scan", () => {
     expect(redirected.stdout).toMatch(/\[#{20}\] 100% [\d.]+ MB read/);
   });
 
-  it.skipIf(!hasScript)("takes its progress line away when a signal ends it, and ends by that signal", () => {
+  it.skipIf(!hasScript)("takes its progress line away when a signal ends it, and ends by that signal", async () => {
     // A live log: its lines are scanned (and the progress drawn) once input
     // pauses, and the scan waits for more until the signal comes. POSIX sh
     // only (a FIFO, not bash's <(...)): script runs this with $SHELL, which
-    // is /bin/sh where SHELL is unset, as in CI.
-    const command =
-      `d=$(mktemp -d); mkfifo "$d/in"; ` +
-      `${process.execPath} --import tsx src/cli.ts scan - < "$d/in" > /dev/null & pid=$!; ` +
-      `exec 3>"$d/in"; cat examples/archive.jsonl >&3; ` +
-      // Until the progress has been drawn: the CLI's start, then a pause of 0.1 s.
-      `sleep 4; kill -TERM $pid; wait $pid; echo "status $?"; exec 3>&-; rm -r "$d"`;
+    // is /bin/sh where SHELL is unset, as in CI. The signal is sent once the
+    // terminal's record (script -f writes it as it goes) shows the progress:
+    // no guess at how long the CLI takes to start.
     for (const shell of ["/bin/sh", "/bin/bash"].filter((path) => existsSync(path))) {
-      const r = spawnSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env: { ...process.env, SHELL: shell } });
-      expect(r.stdout, shell).toMatch(/status 143/);
-      const drawn = r.stdout.lastIndexOf("MB read");
-      expect(drawn, shell).toBeGreaterThan(-1);
-      // Cleared after it was last drawn.
-      expect(r.stdout.indexOf("\r\x1b[2K", drawn), shell).toBeGreaterThan(drawn);
+      const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-progress-"));
+      try {
+        const [fifo, pidFile, record] = ["in", "pid", "record"].map((name) => join(dir, name));
+        const command =
+          `mkfifo "${fifo}"; ${process.execPath} --import tsx src/cli.ts scan - < "${fifo}" > /dev/null & pid=$!; echo $pid > "${pidFile}"; ` +
+          `exec 3>"${fifo}"; cat examples/archive.jsonl >&3; wait $pid; echo "status $?"; exec 3>&-`;
+        const script = spawn("script", ["-qfec", command, record], { cwd: ROOT, stdio: "ignore", env: { ...process.env, SHELL: shell } });
+        const ended = once(script, "exit");
+        await until(() => existsSync(record) && readFileSync(record, "utf8").includes("MB read"));
+        process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
+        await ended;
+        const out = readFileSync(record, "utf8");
+        expect(out, shell).toMatch(/status 143/);
+        const drawn = out.lastIndexOf("MB read");
+        // Cleared after it was last drawn.
+        expect(out.indexOf("\r\x1b[2K", drawn), shell).toBeGreaterThan(drawn);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
   });
 
