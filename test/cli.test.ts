@@ -490,9 +490,18 @@ describe("tool-artifacts scan", () => {
           `exec 3>"${fifo}"; cat examples/archive.jsonl >&3; wait $pid; echo "status $?"; exec 3>&-`;
         const script = spawn("script", ["-qfec", command, record], { cwd: ROOT, stdio: "ignore", env: { ...process.env, SHELL: shell } });
         const ended = once(script, "exit");
-        await until(() => existsSync(record) && readFileSync(record, "utf8").includes("MB read"));
-        process.kill(Number(readFileSync(pidFile, "utf8")), "SIGTERM");
-        await ended;
+        const cli = () => Number(readFileSync(pidFile, "utf8"));
+        try {
+          await until(() => existsSync(record) && readFileSync(record, "utf8").includes("MB read"));
+          process.kill(cli(), "SIGTERM");
+          await ended;
+        } finally {
+          // A CLI that never drew its progress would wait on the FIFO for good.
+          if (script.exitCode === null && script.signalCode === null) {
+            if (existsSync(pidFile)) process.kill(cli(), "SIGKILL");
+            script.kill("SIGKILL");
+          }
+        }
         const out = readFileSync(record, "utf8");
         expect(out, shell).toMatch(/status 143/);
         const drawn = out.lastIndexOf("MB read");
