@@ -989,22 +989,24 @@ describe("process lifetime", () => {
       const before = limit();
       const seen = [];
       const pause = () => new Promise((done) => setTimeout(done, 20));
-      // The limit drops once the released workers have exited, which a busy
-      // machine can delay: wait for that, up to 15 s from the end of the
-      // batches over all pools (the child is killed at 60 s, and a failure
-      // should show the limits it saw). Workers idle for 5 s before they go,
-      // so none leaves while a slow machine is still running the other pools'
-      // batches.
-      let deadline;
-      const gone = async (p) => {
-        while (p.workers.length > 0) await pause();
-        while (limit() !== before && Date.now() < deadline) await pause();
-      };
-      const pools = Array.from({ length: 5 }, () => new ScanPool({ threads: 2, idleTimeoutMs: 5000 }));
-      await Promise.all(pools.map((pool) => scanBatch(items, { pool, poolThreshold: 0 })));
+      // Each pool's batch holds one of its workers at an item (the hold
+      // fault: [held, holding]) until every pool has one held, so all five
+      // have workers when the limit is read, however slow the machine.
+      const flags = Array.from({ length: 5 }, () => new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1));
+      const pools = flags.map((flag) => new ScanPool({ threads: 2, idleTimeoutMs: 50, faults: { hold: { threadId: "hold", flag } } }));
+      const held = [...items, { threadId: "hold", message: { tool_call_id: "h", content: "/mnt/user-data/h.txt" } }];
+      const batches = pools.map((pool) => scanBatch(held, { pool, poolThreshold: 0, callingThreadScans: false }));
+      const heldBy = Date.now() + 30000; // bounded, so that a hold never reached fails with what was seen
+      while (flags.some((flag) => Atomics.load(flag, 1) !== 1) && Date.now() < heldBy) await pause();
       seen.push(limit());
-      deadline = Date.now() + 15000;
-      for (const pool of pools) await gone(pool);
+      for (const flag of flags) { Atomics.store(flag, 0, 0); Atomics.notify(flag, 0); }
+      await Promise.all(batches);
+      // The limit drops once the workers have exited, which a busy machine
+      // can delay: wait for that, up to 15 s (the child is killed at 60 s,
+      // and a failure should show the limits it saw).
+      const deadline = Date.now() + 15000;
+      for (const pool of pools) while (pool.workers.length > 0 && Date.now() < deadline) await pause();
+      while (limit() !== before && Date.now() < deadline) await pause();
       seen.push(limit());
       await scanBatch(items, { pool: pools[0], poolThreshold: 0 }); // its workers start again
       seen.push(limit());
