@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
@@ -1155,6 +1155,33 @@ describe("process lifetime", () => {
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 90_000 });
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toEqual({ left: 0 });
+  });
+
+  it("the built package's workers run without the host's command-line options, and with those in NODE_OPTIONS", () => {
+    // A preload that reports where it ran and whether the intrinsics are frozen there.
+    const dir = mkdtempSync(join(tmpdir(), "tool-artifacts-execargv-"));
+    try {
+      const preload = join(dir, "preload.mjs");
+      writeFileSync(preload, `import { isMainThread } from "node:worker_threads";\nprocess.stderr.write((isMainThread ? "main" : "worker") + " frozen " + Object.isFrozen(Array.prototype) + "\\n");\n`);
+      const script = `
+        import { ScanPool, scanBatch } from ${JSON.stringify(ROOT + "dist/index.js")};
+        const items = Array.from({ length: 200 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
+        const pool = new ScanPool({ threads: 2 });
+        const r = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false });
+        await pool.close();
+        console.log(JSON.stringify({ entries: r.entries.flat().length, errors: r.errors.length }));`;
+      const options = ["--frozen-intrinsics", "--import", pathToFileURL(preload).href];
+      const run = (args: string[], nodeOptions?: string) => {
+        const env = { ...process.env, NODE_OPTIONS: nodeOptions ?? "" };
+        const r = spawnSync(process.execPath, [...args, "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
+        expect(JSON.parse(r.stdout)).toEqual({ entries: 200, errors: 0 });
+        return [...new Set(r.stderr.split("\n").filter((line) => / frozen /.test(line)))].sort();
+      };
+      expect(run(options)).toEqual(["main frozen true"]);
+      expect(run([], options.join(" "))).toEqual(["main frozen true", "worker frozen true"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("below MIN_CORES_FOR_SHARED_POOL cores, a large batch without a pool is scanned on the calling thread: no shared pool", () => {

@@ -34,7 +34,10 @@ const emptyTask = (): ScanTask => ({ kind: "lines", input: new ArrayBuffer(0), i
 
 /**
  * Workers get only the flags they need, never the parent's: flags such as
- * `--input-type` or `--eval` make a worker fail to start. Run from TypeScript
+ * `--input-type` or `--eval` make a worker fail to start (Node's own
+ * inheritance, with no execArgv given, fails so too in some cases:
+ * `--input-type can only be used with string input`). Options in
+ * NODE_OPTIONS still reach the workers. Run from TypeScript
  * sources (tests, `tsx`), a worker needs the TypeScript loader; the built
  * package runs plain JavaScript.
  */
