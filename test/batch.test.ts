@@ -805,14 +805,19 @@ describe("buffer pool", () => {
 });
 
 describe("process lifetime", () => {
-  /** Run a module script in a child process with the TypeScript loader; it must end by itself. */
-  /** `timeout` only guards against a hang: a busy machine may take long over 24 worker starts. */
-  function child(body: string, timeout = 30_000) {
+  /**
+   * Run a module script in a child process; it must end by itself. It runs
+   * the TypeScript sources with their loader, or (`built`) the built package,
+   * whose workers start without a loader; `nodeArgs` go before the script.
+   * `timeout` only guards against a hang: a busy machine may take long over 24 worker starts.
+   */
+  function child(body: string, timeout = 30_000, { built = false, nodeArgs = [] as string[], env = process.env } = {}) {
     const script = `
-      import { closeSharedPool, scanBatch, ScanPool } from ${JSON.stringify(ROOT + "src/batch/index.ts")};
+      import { closeSharedPool, scanBatch, ScanPool } from ${JSON.stringify(ROOT + (built ? "dist/index.js" : "src/batch/index.ts"))};
       const items = Array.from({ length: 300 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
       ${body}`;
-    return spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout });
+    const loader = built ? [] : ["--import", "tsx"];
+    return spawnSync(process.execPath, [...nodeArgs, ...loader, "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout, env });
   }
 
   /** Child script lines that make the child report `cores` cores (Node's documented way to change a builtin's ES exports). */
@@ -990,16 +995,17 @@ describe("process lifetime", () => {
       const seen = [];
       const pause = () => new Promise((done) => setTimeout(done, 20));
       // Each pool's batch holds one of its workers at an item (the hold
-      // fault: [held, holding]) until every pool has one held, so all five
-      // have workers when the limit is read, however slow the machine.
-      const flags = Array.from({ length: 5 }, () => new Int32Array(new SharedArrayBuffer(8)).fill(1, 0, 1));
-      const pools = flags.map((flag) => new ScanPool({ threads: 2, idleTimeoutMs: 50, faults: { hold: { threadId: "hold", flag } } }));
+      // fault, test/support/pool.ts) until every pool has one held, so all
+      // five have workers when the limit is read, however slow the machine.
+      const { heldWorker } = await import(${JSON.stringify(ROOT + "test/support/pool.ts")});
+      const holds = Array.from({ length: 5 }, () => heldWorker("hold"));
+      const pools = holds.map(({ fault }) => new ScanPool({ threads: 2, idleTimeoutMs: 50, faults: { hold: fault } }));
       const held = [...items, { threadId: "hold", message: { tool_call_id: "h", content: "/mnt/user-data/h.txt" } }];
       const batches = pools.map((pool) => scanBatch(held, { pool, poolThreshold: 0, callingThreadScans: false }));
       const heldBy = Date.now() + 30000; // bounded, so that a hold never reached fails with what was seen
-      while (flags.some((flag) => Atomics.load(flag, 1) !== 1) && Date.now() < heldBy) await pause();
+      while (holds.some((hold) => !hold.holding()) && Date.now() < heldBy) await pause();
       seen.push(limit());
-      for (const flag of flags) { Atomics.store(flag, 0, 0); Atomics.notify(flag, 0); }
+      for (const hold of holds) hold.release();
       await Promise.all(batches);
       // The limit drops once the workers have exited, which a busy machine
       // can delay: wait for that, up to 15 s (the child is killed at 60 s,
@@ -1140,8 +1146,8 @@ describe("process lifetime", () => {
     // task: that worker never exited (seen within a few rounds here). The
     // built package, whose workers start without a TypeScript loader, runs
     // the rounds in a few seconds.
-    const script = `
-      import { ScanPool } from ${JSON.stringify(ROOT + "dist/index.js")};
+    const r = child(
+      `
       const pool = new ScanPool({ threads: 3, idleTimeoutMs: 20 });
       let left = 0;
       for (let round = 0; round < 25 && left === 0; round++) {
@@ -1151,8 +1157,10 @@ describe("process lifetime", () => {
         left = pool.workers.length;
       }
       await pool.close();
-      console.log(JSON.stringify({ left }));`;
-    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 90_000 });
+      console.log(JSON.stringify({ left }));`,
+      90_000,
+      { built: true },
+    );
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout)).toEqual({ left: 0 });
   });
@@ -1164,16 +1172,13 @@ describe("process lifetime", () => {
       const preload = join(dir, "preload.mjs");
       writeFileSync(preload, `import { isMainThread } from "node:worker_threads";\nprocess.stderr.write((isMainThread ? "main" : "worker") + " frozen " + Object.isFrozen(Array.prototype) + "\\n");\n`);
       const script = `
-        import { ScanPool, scanBatch } from ${JSON.stringify(ROOT + "dist/index.js")};
-        const items = Array.from({ length: 200 }, (_, i) => ({ threadId: "t", message: { tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" } }));
         const pool = new ScanPool({ threads: 2 });
-        const r = await scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false });
+        const r = await scanBatch(items.slice(0, 200), { pool, poolThreshold: 0, callingThreadScans: false });
         await pool.close();
         console.log(JSON.stringify({ entries: r.entries.flat().length, errors: r.errors.length }));`;
       const options = ["--frozen-intrinsics", "--import", pathToFileURL(preload).href];
-      const run = (args: string[], nodeOptions?: string) => {
-        const env = { ...process.env, NODE_OPTIONS: nodeOptions ?? "" };
-        const r = spawnSync(process.execPath, [...args, "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60_000, env });
+      const run = (nodeArgs: string[], nodeOptions?: string) => {
+        const r = child(script, 60_000, { built: true, nodeArgs, env: { ...process.env, NODE_OPTIONS: nodeOptions ?? "" } });
         expect(JSON.parse(r.stdout)).toEqual({ entries: 200, errors: 0 });
         return [...new Set(r.stderr.split("\n").filter((line) => / frozen /.test(line)))].sort();
       };

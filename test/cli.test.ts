@@ -490,15 +490,15 @@ describe("tool-artifacts scan", () => {
           `exec 3>"${fifo}"; cat examples/archive.jsonl >&3; wait $pid; echo "status $?"; exec 3>&-`;
         const script = spawn("script", ["-qfec", command, record], { cwd: ROOT, stdio: "ignore", env: { ...process.env, SHELL: shell } });
         const ended = once(script, "exit");
-        const cli = () => Number(readFileSync(pidFile, "utf8"));
+        const cliPid = () => Number(readFileSync(pidFile, "utf8"));
         try {
           await until(() => existsSync(record) && readFileSync(record, "utf8").includes("MB read"));
-          process.kill(cli(), "SIGTERM");
+          process.kill(cliPid(), "SIGTERM");
           await ended;
         } finally {
           // A CLI that never drew its progress would wait on the FIFO for good.
           if (script.exitCode === null && script.signalCode === null) {
-            if (existsSync(pidFile)) process.kill(cli(), "SIGKILL");
+            if (existsSync(pidFile)) process.kill(cliPid(), "SIGKILL");
             script.kill("SIGKILL");
           }
         }
