@@ -7,9 +7,10 @@
  * fails alone; a worker that dies fails only the items of the slice it held,
  * and the pool starts a fresh worker for the next slice.
  */
+import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
-import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
+import { abortReason, itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage } from "../messages.js";
 import { normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
@@ -61,9 +62,18 @@ export interface ScanBatchOptions extends ScanOptions {
    * batch; one kept free leaves each item an error saying so.
    */
   callingThreadScans?: boolean | undefined;
+  /**
+   * Stops the batch: the call rejects with the signal's reason, no further
+   * slice is scanned or sent, and slices queued for a busy pool leave its
+   * queue. Slices a worker is scanning finish there, their results dropped;
+   * a slice the calling thread is scanning finishes first. Scanning only on
+   * the calling thread, a batch with a signal yields every MAX_SLICE_ITEMS
+   * items so that the abort can land.
+   */
+  signal?: AbortSignal | undefined;
 }
 
-const SCAN_BATCH_OPTIONS = ["pool", "poolThreshold", "callingThreadScans", "detectRefsInText", "sandboxPrefixes", "createdAt"] as const satisfies readonly (keyof ScanBatchOptions)[];
+const SCAN_BATCH_OPTIONS = ["pool", "poolThreshold", "callingThreadScans", "signal", "detectRefsInText", "sandboxPrefixes", "createdAt"] as const satisfies readonly (keyof ScanBatchOptions)[];
 
 /** What `scanBatch` resolves to: per item, in input order, its entries; the failed and the skipped items by index. */
 export interface BatchResult {
@@ -101,6 +111,13 @@ function poolProblem(given: unknown): string {
     : `options.pool must be a ScanPool (got ${describeValue(given)})`;
 }
 
+/** Whether `given` can be listened to as an AbortSignal (Node's own test: an object with `aborted`; a polyfill's passes too). */
+function isAbortSignal(given: unknown): given is AbortSignal {
+  if (typeof given !== "object" || given === null) return false;
+  const signal = given as Partial<AbortSignal>;
+  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
+}
+
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
 export async function scanBatch(items: readonly BatchItem[], options: ScanBatchOptions = {}): Promise<BatchResult> {
   if (!Array.isArray(items)) throw new TypeError("scanBatch: items must be an array");
@@ -111,13 +128,14 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   if (typeof options !== "object" || options === null) throw new TypeError("scanBatch: options must be an object");
   const unknown = unknownOptionProblem(options, SCAN_BATCH_OPTIONS);
   if (unknown !== undefined) throw new TypeError(`scanBatch: ${unknown}`);
-  const { poolThreshold, callingThreadScans, pool: given } = options;
+  const { poolThreshold, callingThreadScans, pool: given, signal } = options;
   if (poolThreshold !== undefined && !(isIndex(poolThreshold) || poolThreshold === Infinity)) {
     throw new TypeError(`scanBatch: options.poolThreshold must be a non-negative integer or Infinity (got ${describeValue(poolThreshold)})`);
   }
   if (callingThreadScans !== undefined && typeof callingThreadScans !== "boolean") {
     throw new TypeError(`scanBatch: options.callingThreadScans must be a boolean (got ${describeValue(callingThreadScans)})`);
   }
+  if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`scanBatch: options.signal must be an AbortSignal (got ${describeValue(signal)})`);
   // Anything else would be waited on forever, or fail deep inside.
   if (given != null && !(given instanceof ScanPool)) throw new TypeError(`scanBatch: ${poolProblem(given)}`);
   // Else part of the batch would be scanned here and the rest blamed on workers that never ran.
@@ -128,6 +146,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   } catch (error) {
     throw new TypeError(`scanBatch: ${(error as Error).message}`);
   }
+  if (signal?.aborted) throw abortReason(signal);
   const entries: ArtifactEntry[][] = new Array(batch.length);
   const errors: BatchItemError[] = [];
   const skipped: number[] = [];
@@ -151,7 +170,17 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   const large = batch.length >= (poolThreshold ?? POOL_THRESHOLD);
   const pool = !large ? undefined : (given ?? (availableParallelism() >= MIN_CORES_FOR_SHARED_POOL ? (sharedPool ??= new ScanPool()) : undefined));
   if (pool === undefined) {
-    for (let i = 0; i < batch.length; i++) scanHere(i);
+    // With a signal, turn the event loop between slices: a timeout's or a
+    // host's abort cannot land while this thread scans.
+    const step = signal === undefined ? batch.length : MAX_SLICE_ITEMS;
+    for (let first = 0; first < batch.length; first += step) {
+      if (first > 0 && signal !== undefined) {
+        await new Promise(setImmediate);
+        if (signal.aborted) throw abortReason(signal);
+      }
+      const end = Math.min(first + step, batch.length);
+      for (let i = first; i < end; i++) scanHere(i);
+    }
     return { entries, errors, skipped };
   }
 
@@ -162,6 +191,12 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   let poolDown = false;
   /** Closed during the batch, or down: no worker fails on what is left, which is scanned here. */
   const scanLeftHere = () => pool.closed || poolDown;
+  // The batch's tasks listen to a signal of its own, not the caller's: one
+  // listener per task in flight would make Node warn of a leak on a signal
+  // shared by a pool of more than ten threads.
+  const stop = new AbortController();
+  setMaxListeners(0, stop.signal);
+  const stopped = () => stop.signal.aborted;
 
   /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
   const send = (first: number, end: number): Promise<void> => {
@@ -190,9 +225,9 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     const { buffers } = pool;
     const input = packRecords(records, (bytes) => buffers.take(bytes));
     return pool
-      .run({ kind: "records", input, spare: buffers.spare(), options: scan })
+      .run({ kind: "records", input, spare: buffers.spare(), options: scan }, stop.signal)
       .then(({ output, free }) => {
-        unpackRecords(output).forEach((record, j) => {
+        if (!stopped()) unpackRecords(output).forEach((record, j) => {
           const i = indexes[j];
           if (record.startsWith("[")) entries[i] = decodeEntries(record);
           else {
@@ -203,6 +238,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         for (const b of [output, ...free]) buffers.give(b);
       })
       .catch((err: unknown) => {
+        if (stopped()) return;
         if (err instanceof WorkerStartError && shareWork) poolDown = true;
         for (const i of indexes) {
           if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
@@ -221,7 +257,14 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // so finished slices are collected and their workers fed again.
   let next = 0;
   let running = 0;
+  let onAbort = () => {};
   await new Promise<void>((resolve, reject) => {
+    // Rejects at once; the slices still out finish on their own (see feed).
+    onAbort = () => {
+      stop.abort();
+      reject(abortReason(signal!));
+    };
+    signal?.addEventListener("abort", onAbort);
     const pump = () => {
       try {
         feed();
@@ -230,6 +273,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       }
     };
     const feed = () => {
+      if (stopped()) return;
       while (next < batch.length && running < pool.threads) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
@@ -247,7 +291,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       } else if (next >= batch.length && running === 0) resolve();
     };
     pump();
-  });
+  }).finally(() => signal?.removeEventListener("abort", onAbort));
   errors.sort((a, b) => a.index - b.index);
   skipped.sort((a, b) => a - b);
   return { entries, errors, skipped };

@@ -8,7 +8,7 @@ import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
-import { errorMessage, WorkerStartError } from "./errors.js";
+import { abortReason, errorMessage, WorkerStartError } from "./errors.js";
 import { describeValue, unknownOptionProblem } from "../types.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
@@ -53,7 +53,7 @@ function workerEntry(): { filename: string; execArgv: string[] } {
  * A task given to Piscina, until a worker takes it: only then may it be
  * aborted, which takes it out of the queue (aborting a task a worker has
  * would terminate that worker). The reason is why: no worker could start
- * (a WorkerStartError), or the pool was closed.
+ * (a WorkerStartError), the pool was closed, or the caller's signal aborted.
  */
 type Waiting = AbortController;
 
@@ -208,13 +208,22 @@ export class ScanPool {
     return this.#closed;
   }
 
-  /** @internal Run one task. Its buffers are moved, not copied: detached here once a worker takes it. */
-  async run(task: ScanTask): Promise<ScanResult> {
+  /**
+   * @internal Run one task. Its buffers are moved, not copied: detached here
+   * once a worker takes it. `signal` takes it out of the queue while no
+   * worker has it; a running task is not stopped (that would kill its worker).
+   */
+  async run(task: ScanTask, signal?: AbortSignal): Promise<ScanResult> {
     // Piscina would take tasks again once closed, with workers close() never stops.
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
     const { piscina, move } = await this.#start();
     if (this.#closed) throw new Error("ScanPool: the pool is closed");
+    if (signal?.aborted) throw abortReason(signal);
     const waiting: Waiting = new AbortController();
+    const onAbort = () => {
+      if (this.#waiting.delete(waiting)) waiting.abort("aborted");
+    };
+    signal?.addEventListener("abort", onAbort);
     const moved = task.spare ? [task.input, task.spare] : [task.input];
     this.#allowListeners(true);
     this.#waiting.add(waiting);
@@ -231,8 +240,11 @@ export class ScanPool {
       const why: unknown = waiting.signal.reason;
       if (why instanceof WorkerStartError) throw why;
       if (why === "closed") throw new Error("ScanPool: the pool was closed before a worker took this task", { cause: err });
+      if (why === "aborted") throw abortReason(signal!);
       this.#replaceLostWorker(piscina, move);
       throw err;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 
