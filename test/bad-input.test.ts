@@ -159,7 +159,7 @@ describe("clear errors for bad input", () => {
     expect(() => extractArtifacts(message, null as never)).toThrow(new TypeError("extractArtifacts: options must be an object with threadId (got null)"));
     const items = [{ threadId: "t", message }];
     await expect(scanBatch(items, { detectRefInText: false } as never)).rejects.toThrow(
-      new TypeError('scanBatch: unknown option "detectRefInText" (known: pool, poolThreshold, callingThreadScans, detectRefsInText, sandboxPrefixes, createdAt)'),
+      new TypeError('scanBatch: unknown option "detectRefInText" (known: pool, poolThreshold, callingThreadScans, signal, detectRefsInText, sandboxPrefixes, createdAt)'),
     );
     expect(() => new ScanPool({ thread: 2 } as never)).toThrow(new TypeError('ScanPool: unknown option "thread" (known: threads, idleTimeoutMs, faults)'));
     expect(() => scanText("see /tmp/q.txt", { sandboxPrefix: ["/tmp/"] } as never)).toThrow(new TypeError('scanText: unknown option "sandboxPrefix" (known: sandboxPrefixes)'));
