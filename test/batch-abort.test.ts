@@ -98,6 +98,11 @@ describe("scanBatch's signal", () => {
     setImmediate(() => controller.abort(reason)); // as a timeout's timer would, once the loop turns
     await expect(scanBatch(items, { poolThreshold: Infinity, signal: controller.signal, createdAt: CREATED_AT })).rejects.toBe(reason);
     expect(sorted(read)).toEqual(range(0, 512)); // the first slice, scanned before the loop turned
+    // An abort while the last slice is scanned rejects too, as the pool's listener does.
+    const last = new AbortController();
+    const small = tracked(100, undefined, (i) => i === 50 && last.abort(reason));
+    await expect(scanBatch(small.items, { poolThreshold: Infinity, signal: last.signal, createdAt: CREATED_AT })).rejects.toBe(reason);
+    expect(small.read.size).toBe(100); // the slice it was on, finished
   });
 
   it("rejects at once while a worker still scans its slice, sends no further slice, and the pool serves on", async () => {

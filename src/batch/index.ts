@@ -181,6 +181,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       const end = Math.min(first + step, batch.length);
       for (let i = first; i < end; i++) scanHere(i);
     }
+    // As on the pool, where the abort's listener rejects: one during the last slice too.
+    if (signal?.aborted) throw abortReason(signal);
     return { entries, errors, skipped };
   }
 
