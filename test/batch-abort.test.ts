@@ -87,6 +87,8 @@ describe("scanBatch's signal", () => {
     await expect(scanBatch(items, { pool, poolThreshold, signal: AbortSignal.abort() })).rejects.toMatchObject({ name: "AbortError" });
     const polyfill = { aborted: true, reason: undefined, addEventListener() {}, removeEventListener() {} } as unknown as AbortSignal;
     await expect(scanBatch(items, { pool, poolThreshold, signal: polyfill })).rejects.toMatchObject({ name: "AbortError" });
+    // Any other reason is the rejection itself, as signal.throwIfAborted() throws it: null too.
+    await expect(scanBatch(items, { pool, poolThreshold, signal: AbortSignal.abort(null) })).rejects.toBe(null);
     expect(read.size).toBe(0);
   });
 
@@ -151,6 +153,20 @@ describe("scanBatch's signal", () => {
     expect(held.holding()).toBe(false);
   });
 
+  it.each([
+    [4, false],
+    [1, true],
+  ])("an abort while a slice is packed for the pool stops there (%i threads, calling thread scans: %s)", async (threads, callingThreadScans) => {
+    const pool = newPool({ threads, idleTimeoutMs: 60_000 });
+    const controller = new AbortController();
+    const reason = new Error("stop");
+    const slice = sliceSize(400, threads);
+    const { items, read } = tracked(400, undefined, (i) => i === 10 && controller.abort(reason));
+    await expect(scanBatch(items, { pool, poolThreshold: 0, callingThreadScans, signal: controller.signal, createdAt: CREATED_AT })).rejects.toBe(reason);
+    await servesOn(pool);
+    expect(sorted(read)).toEqual(range(0, slice)); // the slice it was packing, finished; no other read, packed or scanned here
+  });
+
   it("with the calling thread scanning too, stops at the end of the slice it is on", async () => {
     const { held, pool } = heldPool();
     const controller = new AbortController();
@@ -171,21 +187,44 @@ describe("scanBatch's signal", () => {
     expect(sorted(read)).toEqual(range(0, 3 * slice));
   });
 
-  it("leaves no listener on the signal, however many tasks a batch had in flight, and no leak warning", async () => {
+  it("a batch still running hears the abort after another batch on the same signal has settled", async () => {
+    const { held, pool } = heldPool();
+    const controller = new AbortController();
+    const { signal } = controller;
+    const waiting = scanBatch(one("hold"), { pool, ...onWorkers, signal });
+    await until(held.holding);
+    const done = await scanBatch(one("other"), { pool: newPool({ threads: 1 }), ...onWorkers, signal });
+    expect(done.entries[0]).toMatchObject([{ real_ref: "/mnt/user-data/other.txt" }]);
+    const reason = new Error("late");
+    controller.abort(reason);
+    held.release(); // a batch that missed the abort would now resolve
+    await expect(waiting).rejects.toBe(reason);
+  });
+
+  it("leaves no listener on the signal and no leak warning: many tasks in flight, many batches at once", async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on("warning", onWarning);
     try {
-      // More tasks in flight than Node's default of ten listeners per signal.
+      // More tasks in flight, and more batches on one signal, than Node's default of ten listeners per signal.
       const pool = newPool({ threads: 12 });
-      const { signal } = new AbortController();
+      const controller = new AbortController();
+      const { signal } = controller;
       const { items } = tracked(12 * 4 * 3);
-      for (let round = 0; round < 3; round++) {
-        const result = await scanBatch(items, { pool, ...onWorkers, signal, createdAt: CREATED_AT });
-        expect(result.errors).toEqual([]);
-        expect(result.entries.flat()).toHaveLength(items.length);
+      const batches = () => Array.from({ length: 12 }, () => scanBatch(items, { pool, ...onWorkers, signal, createdAt: CREATED_AT }));
+      for (let round = 0; round < 2; round++) {
+        for (const result of await Promise.all(batches())) {
+          expect(result.errors).toEqual([]);
+          expect(result.entries.flat()).toHaveLength(items.length);
+        }
         expect(getEventListeners(signal, "abort")).toHaveLength(0);
       }
+      // One abort stops them all.
+      const running = batches();
+      const reason = new Error("the job's deadline");
+      controller.abort(reason);
+      for (const batch of running) await expect(batch).rejects.toBe(reason);
+      expect(getEventListeners(signal, "abort")).toHaveLength(0);
       await new Promise((resume) => setImmediate(resume)); // warnings are emitted on the next tick
       expect(warnings.map((w) => w.name)).not.toContain("MaxListenersExceededWarning");
     } finally {

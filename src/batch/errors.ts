@@ -55,14 +55,6 @@ function label(index: number, threadId: string | undefined, toolCallId: string |
  */
 export class WorkerStartError extends Error {}
 
-/**
- * What a call stopped by `signal` rejects with: its reason, as
- * `signal.throwIfAborted()` throws it (an AbortError for a signal that has none).
- */
-export function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
-}
-
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

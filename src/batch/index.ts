@@ -10,7 +10,8 @@
 import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
-import { abortReason, itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
+import { abortReason, isAbortSignal, whenAborted } from "./abort.js";
+import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage } from "../messages.js";
 import { normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
 import { decodeEntries, packRecords, unpackRecords } from "./packing.js";
@@ -109,13 +110,6 @@ function poolProblem(given: unknown): string {
   return name === "ScanPool"
     ? "options.pool is a ScanPool of another copy of tool-artifacts (another node_modules copy, or the package loaded by both import and require); make it with the ScanPool exported beside this scanBatch"
     : `options.pool must be a ScanPool (got ${describeValue(given)})`;
-}
-
-/** Whether `given` can be listened to as an AbortSignal (Node's own test: an object with `aborted`; a polyfill's passes too). */
-function isAbortSignal(given: unknown): given is AbortSignal {
-  if (typeof given !== "object" || given === null) return false;
-  const signal = given as Partial<AbortSignal>;
-  return typeof signal.aborted === "boolean" && typeof signal.addEventListener === "function" && typeof signal.removeEventListener === "function";
 }
 
 /** Extract the entries of many tool results, in order, with a per-item error for each one that failed. */
@@ -259,14 +253,15 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // so finished slices are collected and their workers fed again.
   let next = 0;
   let running = 0;
-  let onAbort = () => {};
+  let stopListening = () => {};
   await new Promise<void>((resolve, reject) => {
     // Rejects at once; the slices still out finish on their own (see feed).
-    onAbort = () => {
-      stop.abort();
-      reject(abortReason(signal!));
-    };
-    signal?.addEventListener("abort", onAbort);
+    if (signal !== undefined) {
+      stopListening = whenAborted(signal, () => {
+        stop.abort();
+        reject(abortReason(signal));
+      });
+    }
     const pump = () => {
       try {
         feed();
@@ -275,8 +270,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       }
     };
     const feed = () => {
-      if (stopped()) return;
-      while (next < batch.length && running < pool.threads) {
+      // An abort may come from the caller's code an item runs (a getter), in send or scanHere too.
+      while (!stopped() && next < batch.length && running < pool.threads) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
         running++;
@@ -285,6 +280,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           pump();
         });
       }
+      if (stopped()) return;
       if (next < batch.length && shareWork) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
@@ -293,7 +289,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
       } else if (next >= batch.length && running === 0) resolve();
     };
     pump();
-  }).finally(() => signal?.removeEventListener("abort", onAbort));
+  }).finally(() => stopListening());
   errors.sort((a, b) => a.index - b.index);
   skipped.sort((a, b) => a - b);
   return { entries, errors, skipped };

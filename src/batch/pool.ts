@@ -8,7 +8,8 @@ import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
 import { BufferPool } from "./buffers.js";
-import { abortReason, errorMessage, WorkerStartError } from "./errors.js";
+import { abortReason } from "./abort.js";
+import { errorMessage, WorkerStartError } from "./errors.js";
 import { describeValue, unknownOptionProblem } from "../types.js";
 import type { ScanResult, ScanTask, WorkerFaults } from "./protocol.js";
 
