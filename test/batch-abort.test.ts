@@ -187,6 +187,62 @@ describe("scanBatch's signal", () => {
     expect(sorted(read)).toEqual(range(0, 3 * slice));
   });
 
+  it.each([true, false])("after close() in the middle of a batch, this thread scans the rest a slice a turn, so a timer's abort lands (calling thread scans: %s)", async (callingThreadScans) => {
+    const pool = newPool({ threads: 2 });
+    await pool.workerStarted();
+    const controller = new AbortController();
+    const reason = new Error("deadline");
+    let closed = false;
+    let readAtTimer: number | undefined;
+    let readAtAbort: number | undefined;
+    const { items, read } = tracked(20_000, undefined, () => {
+      if (!closed || readAtTimer !== undefined) return;
+      readAtTimer = read.size; // the first item read once the pool is closed
+      setTimeout(() => {
+        readAtAbort = read.size;
+        controller.abort(reason);
+      }, 0);
+    });
+    const batch = scanBatch(items, { pool, poolThreshold: 0, callingThreadScans, signal: controller.signal, createdAt: CREATED_AT });
+    await new Promise((resume) => setImmediate(resume)); // the first slices are out
+    const closing = pool.close();
+    closed = true;
+    await expect(batch).rejects.toBe(reason);
+    await closing;
+    // Slices of 512 items: the one it was on, and at most one a worker's result handed it in the same turn.
+    expect(readAtAbort! - readAtTimer!).toBeLessThan(2 * sliceSize(20_000, 2));
+  });
+
+  it("this thread scans one slice a turn of the event loop, even when several workers' results come in one", async () => {
+    const pool = newPool({ threads: 2, idleTimeoutMs: 60_000 });
+    await scanBatch(tracked(800).items, { pool, ...onWorkers }); // both workers started
+    expect(pool.workers).toHaveLength(2);
+    const slice = sliceSize(800, 2);
+    // Reading an item past the first two slices takes this thread 0.2 ms, so
+    // both workers' first results come in while it scans the third slice.
+    let turn = 0;
+    let ticking = true;
+    const tick = () => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const byTurn = new Map<number, Set<number>>();
+    const { items } = tracked(800, undefined, (i) => {
+      if (i < 2 * slice) return;
+      for (const start = performance.now(); performance.now() - start < 0.2; );
+      byTurn.set(turn, (byTurn.get(turn) ?? new Set()).add(i));
+    });
+    try {
+      const result = await scanBatch(items, { pool, poolThreshold: 0, createdAt: CREATED_AT });
+      expect(result.entries.flat()).toHaveLength(800);
+    } finally {
+      ticking = false;
+    }
+    // A turn reads at most the slices packed for the two workers and the one scanned here.
+    expect(Math.max(...[...byTurn.values()].map((read) => read.size))).toBeLessThanOrEqual(3 * slice);
+  });
+
   it("a batch still running hears the abort after another batch on the same signal has settled", async () => {
     const { held, pool } = heldPool();
     const controller = new AbortController();

@@ -194,12 +194,14 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   setMaxListeners(0, stop.signal);
   const stopped = () => stop.signal.aborted;
 
-  /** Scan items first..end-1 on a worker; settles (never rejects) once their results are in place. */
+  /** Items a worker was to scan, left to this thread (the pool closed or went down meanwhile). */
+  const redo: number[] = [];
+
+  /**
+   * Scan items first..end-1 on a worker; settles (never rejects) once their
+   * results are in place, or their items are in `redo`.
+   */
   const send = (first: number, end: number): Promise<void> => {
-    if (scanLeftHere()) {
-      for (let i = first; i < end; i++) scanHere(i);
-      return Promise.resolve();
-    }
     const indexes: number[] = [];
     const records: string[] = [];
     for (let i = first; i < end; i++) {
@@ -239,7 +241,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
         for (const i of indexes) {
           if (entries[i] !== undefined) continue; // decoded before a corrupt record stopped the rest
           // Unless this thread is to stay free: then each item says why it has nothing.
-          if (scanLeftHere()) scanHere(i);
+          if (scanLeftHere()) redo.push(i);
           else {
             entries[i] = [];
             errors.push(workerLostError(i, batch[i], indexes[0], indexes[indexes.length - 1], err));
@@ -253,6 +255,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // so finished slices are collected and their workers fed again.
   let next = 0;
   let running = 0;
+  let scannedThisTurn = false;
   let stopListening = () => {};
   await new Promise<void>((resolve, reject) => {
     // Rejects at once; the slices still out finish on their own (see feed).
@@ -271,7 +274,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     };
     const feed = () => {
       // An abort may come from the caller's code an item runs (a getter), in send or scanHere too.
-      while (!stopped() && next < batch.length && running < pool.threads) {
+      while (!stopped() && !scanLeftHere() && next < batch.length && running < pool.threads) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
         running++;
@@ -280,13 +283,25 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           pump();
         });
       }
-      if (stopped()) return;
-      if (next < batch.length && shareWork) {
+      if (stopped() || scannedThisTurn) return;
+      // This thread scans one slice a turn of the event loop, however many
+      // results came in it, so that an abort can land between them: items
+      // workers were to scan and cannot, else the next slice.
+      if (redo.length > 0) {
+        for (const i of redo.splice(0, sliceItems)) scanHere(i);
+      } else if (next < batch.length && (shareWork || scanLeftHere())) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
         for (let i = first; i < next; i++) scanHere(i);
-        setImmediate(pump);
-      } else if (next >= batch.length && running === 0) resolve();
+      } else {
+        if (next >= batch.length && running === 0) resolve();
+        return;
+      }
+      scannedThisTurn = true;
+      setImmediate(() => {
+        scannedThisTurn = false;
+        pump();
+      });
     };
     pump();
   }).finally(() => stopListening());
