@@ -213,11 +213,13 @@ describe("scanBatch's signal", () => {
     expect(readAtAbort! - readAtTimer!).toBeLessThan(2 * sliceSize(20_000, 2));
   });
 
-  it("this thread scans one slice a turn of the event loop, even when several workers' results come in one", async () => {
+  it("this thread scans at most 512 items a turn of the event loop, even when several workers' results come in one", async () => {
+    const n = 4096;
     const pool = newPool({ threads: 2, idleTimeoutMs: 60_000 });
-    await scanBatch(tracked(800).items, { pool, ...onWorkers }); // both workers started
+    await scanBatch(tracked(n).items, { pool, ...onWorkers }); // both workers started
     expect(pool.workers).toHaveLength(2);
-    const slice = sliceSize(800, 2);
+    const slice = sliceSize(n, 2);
+    expect(slice).toBe(512);
     // Reading an item past the first two slices takes this thread 0.2 ms, so
     // both workers' first results come in while it scans the third slice.
     let turn = 0;
@@ -228,14 +230,14 @@ describe("scanBatch's signal", () => {
     };
     setImmediate(tick);
     const byTurn = new Map<number, Set<number>>();
-    const { items } = tracked(800, undefined, (i) => {
+    const { items } = tracked(n, undefined, (i) => {
       if (i < 2 * slice) return;
       for (const start = performance.now(); performance.now() - start < 0.2; );
       byTurn.set(turn, (byTurn.get(turn) ?? new Set()).add(i));
     });
     try {
       const result = await scanBatch(items, { pool, poolThreshold: 0, createdAt: CREATED_AT });
-      expect(result.entries.flat()).toHaveLength(800);
+      expect(result.entries.flat()).toHaveLength(n);
     } finally {
       ticking = false;
     }

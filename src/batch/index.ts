@@ -255,7 +255,8 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // so finished slices are collected and their workers fed again.
   let next = 0;
   let running = 0;
-  let scannedThisTurn = false;
+  /** Items this thread has scanned since the event loop last turned (see feed). */
+  let scannedThisTurn = 0;
   let stopListening = () => {};
   await new Promise<void>((resolve, reject) => {
     // Rejects at once; the slices still out finish on their own (see feed).
@@ -283,25 +284,31 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
           pump();
         });
       }
-      if (stopped() || scannedThisTurn) return;
-      // This thread scans one slice a turn of the event loop, however many
-      // results came in it, so that an abort can land between them: items
-      // workers were to scan and cannot, else the next slice.
+      // This thread scans at most MAX_SLICE_ITEMS items a turn of the event
+      // loop, however many results came in it, so that an abort can land
+      // between: items workers were to scan and cannot, else the next slice.
+      if (stopped() || (scannedThisTurn > 0 && scannedThisTurn + sliceItems > MAX_SLICE_ITEMS)) return;
+      let scanned: number;
       if (redo.length > 0) {
-        for (const i of redo.splice(0, sliceItems)) scanHere(i);
+        const left = redo.splice(0, sliceItems);
+        for (const i of left) scanHere(i);
+        scanned = left.length;
       } else if (next < batch.length && (shareWork || scanLeftHere())) {
         const first = next;
         next = Math.min(first + sliceItems, batch.length);
         for (let i = first; i < next; i++) scanHere(i);
+        scanned = next - first;
       } else {
         if (next >= batch.length && running === 0) resolve();
         return;
       }
-      scannedThisTurn = true;
-      setImmediate(() => {
-        scannedThisTurn = false;
-        pump();
-      });
+      if (scannedThisTurn === 0) {
+        setImmediate(() => {
+          scannedThisTurn = 0;
+          pump();
+        });
+      }
+      scannedThisTurn += scanned;
     };
     pump();
   }).finally(() => stopListening());
