@@ -156,7 +156,7 @@ describe("scanBatch's signal", () => {
   it.each([
     [4, false],
     [1, true],
-  ])("an abort while a slice is packed for the pool stops there (%i threads, calling thread scans: %s)", async (threads, callingThreadScans) => {
+  ])("an abort while a slice is packed for the pool stops there (threads: %i, calling thread scans: %s)", async (threads, callingThreadScans) => {
     const pool = newPool({ threads, idleTimeoutMs: 60_000 });
     const controller = new AbortController();
     const reason = new Error("stop");
@@ -187,7 +187,7 @@ describe("scanBatch's signal", () => {
     expect(sorted(read)).toEqual(range(0, 3 * slice));
   });
 
-  it.each([true, false])("after close() in the middle of a batch, this thread scans the rest a slice a turn, so a timer's abort lands (calling thread scans: %s)", async (callingThreadScans) => {
+  it.each([true, false])("after close() in the middle of a batch, this thread scans the rest a turn of the event loop at a time, so a timer's abort lands (calling thread scans: %s)", async (callingThreadScans) => {
     const pool = newPool({ threads: 2 });
     await pool.workerStarted();
     const controller = new AbortController();
@@ -209,7 +209,7 @@ describe("scanBatch's signal", () => {
     closed = true;
     await expect(batch).rejects.toBe(reason);
     await closing;
-    // Slices of 512 items: the one it was on, and at most one a worker's result handed it in the same turn.
+    // 512 items a turn: what was left of this turn's, then the next turn's, which starts before timers run.
     expect(readAtAbort! - readAtTimer!).toBeLessThan(2 * sliceSize(20_000, 2));
   });
 
