@@ -1,7 +1,8 @@
 /**
  * scanBatch's `signal`: a batch job's deadline or cancel. The call rejects
- * with the signal's reason at once; nothing more is scanned or sent; slices
- * waiting in a busy pool's queue leave it; the pool serves on.
+ * with the signal's reason once the calling thread is free (it scans at most
+ * 512 items a turn of the event loop); nothing more is scanned or sent;
+ * slices waiting in a busy pool's queue leave it; the pool serves on.
  */
 import { getEventListeners } from "node:events";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
