@@ -4,14 +4,18 @@
  * 512 items a turn of the event loop); nothing more is scanned or sent;
  * slices waiting in a busy pool's queue leave it; the pool serves on.
  */
+import { spawnSync } from "node:child_process";
 import { getEventListeners } from "node:events";
+import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { scanBatch, ScanPool, sliceSize, type BatchItem } from "../src/batch/index.js";
 import { extractArtifacts } from "../src/extract.js";
 import type { ToolMessage } from "@langchain/core/messages";
 import type { WorkerFaults } from "../src/batch/protocol.js";
+import { PERMISSION_FLAG } from "./support/permission.js";
 import { heldWorker, until } from "./support/pool.js";
 
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
 
 /** `n` tool results, item i on thread `threadOf(i)`; `read` collects the index of every item whose message was read. */
@@ -244,6 +248,32 @@ describe("scanBatch's signal", () => {
     }
     // A turn reads at most the slices packed for the two workers and the one scanned here.
     expect(Math.max(...[...byTurn.values()].map((read) => read.size))).toBeLessThanOrEqual(3 * slice);
+  });
+
+  it("hears a timer's abort while a pool that cannot start refuses each slice, the calling thread kept free", () => {
+    // Node's permission model without --allow-worker: the pool refuses every task within a microtask.
+    // The built package, as the other permission tests run it (the TypeScript loader needs a worker on Node 20).
+    const script = `
+      import { scanBatch, ScanPool } from ${JSON.stringify(ROOT + "dist/index.js")};
+      const read = new Set();
+      const items = Array.from({ length: 20000 }, (_, i) => {
+        const message = { type: "tool", tool_call_id: "c" + i, content: "/mnt/user-data/f" + i + ".txt" };
+        return { threadId: "t", get message() { read.add(i); return message; } };
+      });
+      const controller = new AbortController();
+      const reason = new Error("deadline");
+      const pool = new ScanPool({ threads: 2 });
+      const batch = scanBatch(items, { pool, poolThreshold: 0, callingThreadScans: false, signal: controller.signal });
+      setTimeout(() => controller.abort(reason), 0);
+      const outcome = await batch.then((r) => "resolved with " + r.errors.length + " errors", (e) => (e === reason ? "rejected with the reason" : String(e)));
+      await pool.close();
+      console.log(JSON.stringify({ outcome, read: read.size }));`;
+    const r = spawnSync(process.execPath, [PERMISSION_FLAG, "--allow-fs-read=*", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { outcome: string; read: number };
+    // Before, the batch was packed to its end (20000 items, each failed) before the timer could run.
+    expect(out.outcome).toBe("rejected with the reason");
+    expect(out.read).toBeLessThan(20000);
   });
 
   it("a batch still running hears the abort after another batch on the same signal has settled", async () => {

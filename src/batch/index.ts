@@ -247,6 +247,11 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
             errors.push(workerLostError(i, batch[i], indexes[0], indexes[indexes.length - 1], err));
           }
         }
+        // A pool that cannot start (Node's permission model without
+        // --allow-worker) refuses a task within a microtask: feeding it the
+        // next slice at once would pack the rest of the batch without the
+        // event loop turning, so no abort could land. Feed on the next turn.
+        if (err instanceof WorkerStartError) return new Promise<void>((resume) => setImmediate(resume));
       });
   };
 
