@@ -4,7 +4,6 @@
  * 512 items a turn of the event loop); nothing more is scanned or sent;
  * slices waiting in a busy pool's queue leave it; the pool serves on.
  */
-import { spawnSync } from "node:child_process";
 import { getEventListeners } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { scanBatch, ScanPool, sliceSize, type BatchItem } from "../src/batch/ind
 import { extractArtifacts } from "../src/extract.js";
 import type { ToolMessage } from "@langchain/core/messages";
 import type { WorkerFaults } from "../src/batch/protocol.js";
-import { PERMISSION_FLAG } from "./support/permission.js";
+import { underPermission } from "./support/permission.js";
 import { heldWorker, until } from "./support/pool.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -252,7 +251,6 @@ describe("scanBatch's signal", () => {
 
   it("hears a timer's abort while a pool that cannot start refuses each slice, the calling thread kept free", () => {
     // Node's permission model without --allow-worker: the pool refuses every task within a microtask.
-    // The built package, as the other permission tests run it (the TypeScript loader needs a worker on Node 20).
     const script = `
       import { scanBatch, ScanPool } from ${JSON.stringify(ROOT + "dist/index.js")};
       const read = new Set();
@@ -268,7 +266,7 @@ describe("scanBatch's signal", () => {
       const outcome = await batch.then((r) => "resolved with " + r.errors.length + " errors", (e) => (e === reason ? "rejected with the reason" : String(e)));
       await pool.close();
       console.log(JSON.stringify({ outcome, read: read.size }));`;
-    const r = spawnSync(process.execPath, [PERMISSION_FLAG, "--allow-fs-read=*", "--input-type=module", "-e", script], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const r = underPermission(["--input-type=module", "-e", script]);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { outcome: string; read: number };
     // Before, the batch was packed to its end (20000 items, each failed) before the timer could run.

@@ -16,7 +16,7 @@ import { scanLinesPacked, scanLinesPackedJs, scanRecords } from "../src/batch/sc
 import { extractArtifacts } from "../src/extract.js";
 import { STRUCTURED_RESPONSE_MARK, type ArtifactEntry } from "../src/types.js";
 import { heldWorker, recordsTask, until } from "./support/pool.js";
-import { PERMISSION_FLAG } from "./support/permission.js";
+import { underPermission } from "./support/permission.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CREATED_AT = "2025-01-02T03:04:05.000Z";
@@ -828,9 +828,7 @@ describe("process lifetime", () => {
       syncBuiltinESMExports();`;
 
   describe("under Node's permission model without --allow-worker", () => {
-    // On Node 20 the TypeScript loader itself needs a worker there: these run the built package (npm test builds it first).
-    const underPermission = (args: string[]) =>
-      spawnSync(process.execPath, [PERMISSION_FLAG, `--allow-fs-read=*`, ...args], { cwd: ROOT, encoding: "utf8", timeout: 60_000, maxBuffer: 64 << 20 });
+    // These run the built package (npm test builds it first): see underPermission.
 
     it("scanBatch with a pool scans every item on the calling thread, or fails each naming the flag, and the process ends cleanly", () => {
       const script = `

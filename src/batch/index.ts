@@ -187,12 +187,12 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   let poolDown = false;
   /** Closed during the batch, or down: no worker fails on what is left, which is scanned here. */
   const scanLeftHere = () => pool.closed || poolDown;
-  // The batch's tasks listen to a signal of its own, not the caller's: one
-  // listener per task in flight would make Node warn of a leak on a signal
-  // shared by a pool of more than ten threads.
-  const stop = new AbortController();
-  setMaxListeners(0, stop.signal);
-  const stopped = () => stop.signal.aborted;
+  // With a signal, the batch's tasks listen to one of its own, not the
+  // caller's: one listener per task in flight would make Node warn of a leak
+  // on a signal shared by a pool of more than ten threads.
+  const stop = signal === undefined ? undefined : new AbortController();
+  if (stop !== undefined) setMaxListeners(0, stop.signal);
+  const stopped = () => stop?.signal.aborted === true;
 
   /** Items a worker was to scan, left to this thread (the pool closed or went down meanwhile). */
   const redo: number[] = [];
@@ -223,7 +223,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     const { buffers } = pool;
     const input = packRecords(records, (bytes) => buffers.take(bytes));
     return pool
-      .run({ kind: "records", input, spare: buffers.spare(), options: scan }, stop.signal)
+      .run({ kind: "records", input, spare: buffers.spare(), options: scan }, stop?.signal)
       .then(({ output, free }) => {
         if (!stopped()) unpackRecords(output).forEach((record, j) => {
           const i = indexes[j];
@@ -267,7 +267,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
     // Rejects at once; the slices still out finish on their own (see feed).
     if (signal !== undefined) {
       stopListening = whenAborted(signal, () => {
-        stop.abort();
+        stop?.abort();
         reject(abortReason(signal));
       });
     }
