@@ -32,6 +32,8 @@ export const WELL_KNOWN_MIDDLEWARE = {
   pii: "pii",
   modelCallLimit: "model-call-limit",
   toolEmulator: "tool-emulator",
+  llmToolSelector: "llm-tool-selector",
+  modelRetry: "model-retry",
 } as const;
 
 /** LangChain.js built-ins, by the name they carry, mapped onto the vocabulary. */
@@ -39,6 +41,8 @@ const BUILT_IN_ALIASES: Readonly<Record<string, string>> = {
   SummarizationMiddleware: WELL_KNOWN_MIDDLEWARE.summarization,
   ModelCallLimitMiddleware: WELL_KNOWN_MIDDLEWARE.modelCallLimit,
   ToolEmulatorMiddleware: WELL_KNOWN_MIDDLEWARE.toolEmulator,
+  LLMToolSelector: WELL_KNOWN_MIDDLEWARE.llmToolSelector,
+  modelRetryMiddleware: WELL_KNOWN_MIDDLEWARE.modelRetry,
 };
 
 /** A name as constraints match it: a built-in's own name and its alias are the same middleware. */

@@ -258,7 +258,8 @@ describe("orderMiddleware: malformed lists and inherited names", () => {
 
 describe("orderMiddleware: a built-in and its alias", () => {
   it("matches every piiMiddleware (named PIIMiddleware[type]) by pii as well as by its own name, and the other built-ins by their aliases", () => {
-    expect(["ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "PIIMiddleware[email]"].map((name) => orderingName({ name }))).toEqual(["model-call-limit", "tool-emulator", "PIIMiddleware[email]"]);
+    const builtIns = ["ModelCallLimitMiddleware", "ToolEmulatorMiddleware", "LLMToolSelector", "modelRetryMiddleware", "PIIMiddleware[email]"];
+    expect(builtIns.map((name) => orderingName({ name }))).toEqual(["model-call-limit", "tool-emulator", "llm-tool-selector", "model-retry", "PIIMiddleware[email]"]);
     // Every one of them is moved ahead of what must follow pii; names merely like theirs are not.
     const list = [mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[email]"), mw("other"), mw("PIIMiddleware[api key]"), mw("PIIMiddleware"), mw("xPIIMiddleware[url]")];
     expect(names(orderMiddleware(list))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[api key]", "after-pii", "other", "PIIMiddleware", "xPIIMiddleware[url]"]);

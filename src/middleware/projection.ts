@@ -30,6 +30,7 @@ import {
 import { z } from "zod";
 import { parseOptions, parseToolArtifactsConfig, type ToolArtifactsConfigSource } from "../config.js";
 import { policyFingerprint } from "../fingerprint.js";
+import { WELL_KNOWN_MIDDLEWARE, withConstraints } from "../ordering.js";
 import { consumersOf, currentEntries, registryStateSchema, toolArtifactsStateSchema } from "../registry.js";
 import { describeValue, isRecord, misspeltField, type ArtifactEntry } from "../types.js";
 
@@ -569,6 +570,9 @@ function projectionStateSchema(sections: readonly ContextSection[]) {
  *   registry holds a usable entry.
  * @param options budgets and host sections.
  *
+ * Runs inside a tool selector and outside a model retry
+ * (`constraints: {after: ["llm-tool-selector"], before: ["model-retry"]}`).
+ *
  * @example
  * ```ts
  * const config = parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact" }] });
@@ -637,5 +641,11 @@ export function projectionMiddleware(input?: ToolArtifactsConfigSource, options:
       return handler({ ...request, systemMessage: withNotice(request.systemMessage, notice), messages: shown });
     },
   });
-  return Object.assign(middleware, { policyFingerprint: policyFingerprint(config) });
+  // Inside a tool selector, whose selection model reads the request's last
+  // user message: the block is no query, and with "user-turn" would reach it
+  // without the notice. Outside a model retry, which would retry a host's
+  // section bug and end the run with it as the answer, where it should throw.
+  const known = WELL_KNOWN_MIDDLEWARE;
+  const constrained = withConstraints(middleware, { after: [known.llmToolSelector], before: [known.modelRetry] });
+  return Object.assign(constrained, { policyFingerprint: policyFingerprint(config) });
 }

@@ -10,7 +10,10 @@
  */
 import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { BaseLanguageModelInput, StructuredOutputMethodOptions } from "@langchain/core/language_models/base";
+import { assembleStructuredOutputPipeline, createFunctionCallingParser } from "@langchain/core/language_models/structured_output";
 import type { ChatResult } from "@langchain/core/outputs";
+import type { Runnable } from "@langchain/core/runnables";
 import type { ToolCall } from "@langchain/core/messages/tool";
 import { isRecord, unknownOptionProblem } from "../types.js";
 
@@ -85,6 +88,19 @@ export class ScriptedChatModel extends BaseChatModel {
   /** Tools are whatever the agent binds; the script decides the calls. */
   bindTools(): this {
     return this;
+  }
+
+  /**
+   * Structured output as a provider's tool calling gives it: the args of the
+   * reply's call named as the schema (`config.name`, else core's "extract"),
+   * checked against the schema. Core's own implementation takes only an
+   * AIMessageChunk (a streamed reply), which a scripted reply is not, so
+   * `llmToolSelectorMiddleware`, say, would fail on this model. Typed
+   * loosely (`any`): one signature standing for core's six overloads.
+   */
+  withStructuredOutput(schema: Record<string, any>, config?: StructuredOutputMethodOptions<boolean>): Runnable<BaseLanguageModelInput, any> {
+    const parser = createFunctionCallingParser(schema, config?.name ?? "extract");
+    return assembleStructuredOutputPipeline(this, parser, config?.includeRaw, "StructuredOutput");
   }
 
   /** How many replies it has given, the "done" ones after the script ran out included. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { HumanMessage } from "@langchain/core/messages";
+import { z } from "zod";
 import { ScriptedChatModel } from "../../src/testing/scripted-model.js";
 
 describe("ScriptedChatModel", () => {
@@ -30,5 +31,20 @@ describe("ScriptedChatModel", () => {
     expect([second.content, third.content, third.tool_calls]).toEqual(["saw 2", "done", []]);
     expect(new Set([first.id, second.id, third.id]).size).toBe(3);
     expect(model.calls).toBe(3);
+  });
+
+  it("gives structured output from the reply's call named as the schema, checked against it, as a provider's tool calling does", async () => {
+    const model = new ScriptedChatModel([
+      { tool_calls: [{ name: "extract", args: { tools: ["read_file"] } }] },
+      { tool_calls: [{ name: "other", args: { tools: ["x"] } }, { name: "pick", args: { tools: ["write_file"] } }] },
+      { tool_calls: [{ name: "pick", args: { tools: [1] } }] },
+      { tool_calls: [{ name: "pick", args: { tools: ["a"] } }] },
+    ]);
+    const schema = z.object({ tools: z.array(z.string()) });
+    await expect(model.withStructuredOutput(schema).invoke("go")).resolves.toEqual({ tools: ["read_file"] });
+    await expect(model.withStructuredOutput(schema, { name: "pick" }).invoke("go")).resolves.toEqual({ tools: ["write_file"] });
+    await expect(model.withStructuredOutput(schema, { name: "pick" }).invoke("go")).rejects.toThrow("expected string");
+    const { raw, parsed } = await model.withStructuredOutput(schema, { name: "pick", includeRaw: true }).invoke("go");
+    expect([parsed, raw.id]).toEqual([{ tools: ["a"] }, expect.stringMatching(/^scripted-/)]);
   });
 });
