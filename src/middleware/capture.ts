@@ -410,6 +410,20 @@ function pruneMemos(view: ThreadView, messages: readonly MessageLike[]): void {
 }
 
 /**
+ * A handle is 32 bits of a hash, so another reference's may coincide with
+ * it: about n in 2^32 for a reference added to a registry of n entries.
+ * DESIGN §5 keeps the entry registered first; the later reference gets no
+ * handle, which would go unseen. Said each time (it is that rare), naming
+ * the calls, not the references, which may hold what logs should not.
+ */
+function warnHandleTaken(entry: ArtifactEntry, taken: ArtifactEntry): void {
+  process.emitWarning(
+    `tool-artifacts: the handle ${entry.handle} of a reference from tool call ${JSON.stringify(entry.tool_call_id)} (${JSON.stringify(entry.tool_name)}) is already that of another reference, from tool call ${JSON.stringify(taken.tool_call_id)}; the later reference gets no handle (handles are 8 hex digits, and capture keeps the first)`,
+    { code: "TOOL_ARTIFACTS_HANDLE_TAKEN" },
+  );
+}
+
+/**
  * One capture round (DESIGN §5): extraction of the unprocessed results,
  * consumption of the unsettled calls, one update concatenating both parts;
  * `undefined` when there is nothing to record.
@@ -467,7 +481,11 @@ function captureRound(
       sandboxPrefixes: config.sandboxPrefixes,
     });
     for (const entry of entries) {
-      if (known.has(entry.handle)) continue;
+      const taken = known.get(entry.handle);
+      if (taken !== undefined) {
+        if (taken.real_ref !== entry.real_ref) warnHandleTaken(entry, taken);
+        continue;
+      }
       known.set(entry.handle, entry);
       captured.push(entry);
     }

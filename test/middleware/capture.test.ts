@@ -3,7 +3,7 @@
 // compaction have their own files (capture.restart / capture.compaction).
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAgent } from "langchain";
-import { ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { captureMiddleware } from "../../src/middleware/capture.js";
 import { resolutionMiddleware } from "../../src/middleware/resolution.js";
 import { parseToolArtifactsConfig, type ToolArtifactsConfigInput } from "../../src/config.js";
@@ -58,6 +58,39 @@ async function invoke(a: ReturnType<typeof agent>["agent"], text: string, thread
 }
 
 describe("capture in an agent", () => {
+  it("keeps the first of two references whose handles coincide, and says so, naming their calls; a reference registered already is skipped without a word", async () => {
+    // 8 hex digits are 32 bits: this pair was found among the handles of
+    // calls call_0 … call_399999 (results tool_0 …) of thread "collide".
+    const thread = "collide";
+    const [first, second] = [17884, 128635].map((i) => ({ call: `call_${i}`, id: `tool_${i}` }));
+    const handle = generateHandle(thread, first!.call, 0, 0, first!.id);
+    expect(generateHandle(thread, second!.call, 0, 0, second!.id)).toBe(handle);
+    const history = [
+      new AIMessage({ id: "ai-1", content: "", tool_calls: [{ id: first!.call, name: "write_file", args: { name: "a.txt" } }, { id: second!.call, name: "write_file", args: { name: "b.txt" } }] }),
+      new ToolMessage({ id: first!.id, tool_call_id: first!.call, name: "write_file", content: "wrote /mnt/user-data/a.txt" }),
+      new ToolMessage({ id: second!.id, tool_call_id: second!.call, name: "write_file", content: "wrote /mnt/user-data/b.txt" }),
+    ];
+    const said = `tool-artifacts: the handle ${handle} of a reference from tool call "call_128635" ("write_file") is already that of another reference, from tool call "call_17884"; the later reference gets no handle (handles are 8 hex digits, and capture keeps the first)`;
+    const warn = vi.spyOn(process, "emitWarning").mockImplementation(() => {});
+    try {
+      const { agent: a } = agent([], { checkpointer: sqlite() });
+      const state = (await a.invoke({ messages: history }, { configurable: { thread_id: thread } })) as unknown as Channels;
+      expect(state.tool_artifacts.map((e) => [e.handle, e.real_ref])).toEqual([[handle, "/mnt/user-data/a.txt"]]);
+      expect(warn.mock.calls).toEqual([[said, { code: "TOOL_ARTIFACTS_HANDLE_TAKEN" }]]);
+      // The ledger holds both results: a later round reads neither again.
+      await invoke(a, "again", thread);
+      expect(warn).toHaveBeenCalledTimes(1);
+
+      // A registry given with the thread (another writer's) that holds a.txt's entry, and no ledger: a.txt is read again, and skipped quietly.
+      const { agent: b } = agent([], { checkpointer: sqlite() });
+      const seeded = (await b.invoke({ messages: history, tool_artifacts: state.tool_artifacts } as never, { configurable: { thread_id: thread } })) as unknown as Channels;
+      expect(seeded.tool_artifacts).toEqual(state.tool_artifacts);
+      expect(warn.mock.calls).toEqual([[said, { code: "TOOL_ARTIFACTS_HANDLE_TAKEN" }], [said, { code: "TOOL_ARTIFACTS_HANDLE_TAKEN" }]]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it("captures parallel tool calls under distinct handles and records which later calls consumed them", async () => {
     const thread = "parallel";
     let minted: string[] = [];
