@@ -160,12 +160,31 @@ interface ParseNames {
 const unknownOption = (meant?: string) => (meant === undefined ? "unknown option" : `unknown option; did you mean ${meant}?`);
 
 /**
+ * The keys the object schema at `path` in `schema` knows, through optional,
+ * default and nullable wrappers, arrays and records; none where no object
+ * schema is there. So an unknown key at any depth can be named with the
+ * option it was probably meant to be.
+ */
+function knownKeysAt(schema: z.ZodType, path: readonly PropertyKey[]): string[] {
+  let at: unknown = schema;
+  for (let i = 0; ; i++) {
+    while (at instanceof z.ZodOptional || at instanceof z.ZodDefault || at instanceof z.ZodNullable) at = at.unwrap();
+    if (i === path.length) return at instanceof z.ZodObject ? Object.keys(at.shape) : [];
+    if (at instanceof z.ZodObject) at = at.shape[String(path[i])];
+    else if (at instanceof z.ZodArray) at = at.element;
+    else if (at instanceof z.ZodRecord) at = at.valueType;
+    else return [];
+  }
+}
+
+/**
  * `input` parsed by `schema`, or a ToolArtifactsConfigError naming the first
  * unknown key, else the first bad field (`names` says how). For every
  * options object of the package, so that a bad one always fails the same way.
  */
 export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, names: ParseNames = {}): z.output<S> {
-  const { rename = (k: string) => k, unknownTopLevel = () => unknownOption(), root = "(root)" } = names;
+  const meant = (key: string, path: readonly PropertyKey[]) => unknownOption(nearMiss(key, knownKeysAt(schema, path)));
+  const { rename = (k: string) => k, unknownTopLevel = (key: string) => meant(key, []), root = "(root)" } = names;
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   // An unknown key first: a misspelt one (`agent`) also leaves the option
@@ -174,7 +193,7 @@ export function parseOptions<S extends z.ZodType>(schema: S, input: unknown, nam
   const issue = issues.find((i) => i.code === "unrecognized_keys") ?? issues[0]!;
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0]!;
-    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename, root), issue.path.length === 0 ? unknownTopLevel(key) : unknownOption());
+    throw new ToolArtifactsConfigError(fieldName([...issue.path, key], rename, root), issue.path.length === 0 ? unknownTopLevel(key) : meant(key, issue.path));
   }
   throw new ToolArtifactsConfigError(fieldName(issue.path, rename, root), issue.message);
 }

@@ -125,6 +125,24 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     expect(fieldOf(() => createTaskTool(undefined as never))).toBe("createTaskTool options");
   });
 
+  it("names the option an unknown key of any options object was probably meant to be, at any depth", () => {
+    const said = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return (err as Error).message.replace("Invalid tool-artifacts config: ", "");
+      }
+      return "no error";
+    };
+    expect(said(() => toolArtifactsMiddleware({}, { captur: {} } as never))).toBe("captur: unknown option; did you mean capture?");
+    expect(said(() => toolArtifactsMiddleware({}, { projection: { blockPlacment: "user-turn" } } as never))).toBe("projection.blockPlacment: unknown option; did you mean blockPlacement?");
+    expect(said(() => captureMiddleware({}, { extrac: () => [] } as never))).toBe("extrac: unknown option; did you mean extract?");
+    expect(said(() => projectionMiddleware({}, { labelMaxChar: 40 } as never))).toBe("labelMaxChar: unknown option; did you mean labelMaxChars?");
+    expect(said(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", detectr: /x/ }] } as never))).toBe("piiRules[0].detectr: unknown option; did you mean detector?");
+    // No option near it: the plain message.
+    expect(said(() => projectionMiddleware({}, { colour: "red" } as never))).toBe("colour: unknown option");
+  });
+
   it("exposes the schema itself", () => {
     expect(toolArtifactsConfigSchema.parse({})).toEqual(DEFAULTS);
   });

@@ -301,7 +301,7 @@ describe("createTaskTool", () => {
     // A misspelt option is named, not dropped.
     expect(() => createTaskTool({ agents: { a: agent }, descriptin: "x" } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "descriptin" }));
     // Also when the option it was meant to be is then missing: the typo is named, not the gap it leaves.
-    expect(() => createTaskTool({ agent: { a: agent } } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "agent", message: "Invalid tool-artifacts config: agent: unknown option" }));
+    expect(() => createTaskTool({ agent: { a: agent } } as never)).toThrow(expect.objectContaining({ constructor: ToolArtifactsConfigError, field: "agent", message: "Invalid tool-artifacts config: agent: unknown option; did you mean agents?" }));
   });
 
   it("is a tool named task with {subagent_type, description}", () => {
