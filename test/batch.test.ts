@@ -1420,6 +1420,29 @@ describe("scanBatch slices on a pool", () => {
   });
 });
 
+describe("scanBatch under a host's fake timers", () => {
+  // vitest's vi.useFakeTimers (and jest's) replace the global setImmediate: a
+  // batch that turned the event loop with it would wait for a tick the
+  // host's test never gives (each case hangs so).
+  it.each([
+    ["on the calling thread alone, with a signal (a turn every 512 items)", false],
+    ["on a pool, the calling thread scanning too (a turn after each slice it scans)", true],
+  ])("finishes %s", async (_, onPool) => {
+    const items = corpus(2000);
+    const pool = onPool ? new ScanPool({ threads: 2 }) : undefined;
+    vi.useFakeTimers();
+    try {
+      const options = onPool ? { pool, poolThreshold: 0 } : { poolThreshold: Infinity, signal: new AbortController().signal };
+      const r = await scanBatch(items, { ...options, createdAt: CREATED_AT });
+      expect(r.errors).toEqual([]);
+      expect(r.entries).toEqual(expected(items));
+    } finally {
+      vi.useRealTimers();
+      await pool?.close();
+    }
+  });
+});
+
 /** A real pool that records each task it is given and the result buffers it hands back. */
 class WatchedPool extends ScanPool {
   readonly spares: boolean[] = [];

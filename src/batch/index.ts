@@ -9,6 +9,9 @@
  */
 import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
+// Not the global: a host's test under fake timers (vitest's, jest's) replaces
+// it, and a batch turning the event loop would wait for a tick never given.
+import { setImmediate } from "node:timers";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
 import { abortReason, isAbortSignal, whenAborted } from "./abort.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
