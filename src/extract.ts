@@ -316,13 +316,17 @@ class Entries {
     for (const whole of spaced) {
       let refs;
       try {
-        // What a text naming the reference gives: the matches it starts with are its cuts.
-        refs = scanTextWithin(whole, this.prefixes === undefined ? undefined : { sandboxPrefixes: this.prefixes });
+        // What a text naming the reference gives at its start: a match stops
+        // at a blank, so its first word alone gives those. A later match that
+        // happens to read like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a
+        // reference of its own.
+        const head = whole.slice(0, whole.search(PY_SPACE));
+        refs = scanTextWithin(head, this.prefixes === undefined ? undefined : { sandboxPrefixes: this.prefixes });
       } catch (error) {
         this.engineFailed(error);
         continue;
       }
-      for (const r of refs) if (r.ref.length < whole.length && whole.startsWith(r.ref)) cuts.add(r.ref);
+      for (const r of refs) if (whole.startsWith(r.ref)) cuts.add(r.ref);
     }
     return cuts.size === 0 ? this.list : this.list.filter((e) => !(cuts.has(e.real_ref) && fromText.has(e.real_ref)));
   }

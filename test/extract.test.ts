@@ -723,6 +723,11 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/my.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/my.csv"]);
     // So does one that the spaced reference starts with, but not up to its blank.
     expect(refs(extract(withPayloadOf(spaced, "see /mnt/user-data/m and /mnt/user-data/my report.csv")))).toEqual(["/mnt/user-data/my report.csv", "/mnt/user-data/m"]);
+    // And one that a later word of the spaced reference gives, however like its start it reads (a property test's counterexample).
+    const repeated = "/mnt/user-data/out/r.pdfsee /mnt/user-data/out/r.pdf";
+    const json = JSON.stringify({ path: { url: repeated }, "/mnt/user-data/out/r.pdf": 0 });
+    expect(refs(extract({ tool_call_id: "c", content: json }))).toEqual([repeated, "/mnt/user-data/out/r.pdf"]);
+    expect(refs(extract(withPayloadOf({ path: repeated }, "see /mnt/user-data/out/r.pdf")))).toEqual([repeated, "/mnt/user-data/out/r.pdf"]);
   });
 
   it("a cut at a blank is dropped with the punctuation free text strips before the blank", () => {
