@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -1420,10 +1421,11 @@ describe("scanBatch slices on a pool", () => {
   });
 });
 
-describe("scanBatch under a host's fake timers", () => {
+describe("scanBatch and a pool under a host's fake timers", () => {
   // vitest's vi.useFakeTimers (and jest's) replace the global setImmediate: a
   // batch that turned the event loop with it would wait for a tick the
-  // host's test never gives (each case hangs so).
+  // host's test never gives (the first two hang so), and a pool would not
+  // see that its last worker had gone.
   it.each([
     ["on the calling thread alone, with a signal (a turn every 512 items)", false],
     ["on a pool, the calling thread scanning too (a turn after each slice it scans)", true],
@@ -1439,6 +1441,23 @@ describe("scanBatch under a host's fake timers", () => {
     } finally {
       vi.useRealTimers();
       await pool?.close();
+    }
+  });
+
+  it("lets a pool's idle buffers go once its only worker has died", async () => {
+    const pool = new ScanPool({ threads: 1, idleTimeoutMs: 3_600_000, faults: { exitOnThreadId: "crash" } });
+    vi.useFakeTimers();
+    try {
+      await scanBatch(corpus(200), { pool, poolThreshold: 0, callingThreadScans: false });
+      for (let i = 0; i < 4; i++) pool.buffers.give(new ArrayBuffer(1 << 16));
+      const crashed = await scanBatch([{ threadId: "crash", message: { tool_call_id: "c", content: "/mnt/user-data/c.txt" } }], { pool, poolThreshold: 0, callingThreadScans: false });
+      expect(crashed.errors).toHaveLength(1);
+      // Looked at on Node's own timers (vi.waitFor would run the fake ones), up to 10 s.
+      for (let i = 0; i < 500 && (pool.workers.length > 0 || pool.buffers.idleBytes > 0); i++) await sleep(20);
+      expect([pool.workers.length, pool.buffers.idleBytes]).toEqual([0, 0]);
+    } finally {
+      vi.useRealTimers();
+      await pool.close();
     }
   });
 });

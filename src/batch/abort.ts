@@ -1,7 +1,22 @@
 /**
  * A caller's AbortSignal in batch scanning: what is taken as one, what a
- * stopped call rejects with, and listening without piling up listeners.
+ * stopped call rejects with, and listening without piling up listeners
+ * (or a leak warning).
  */
+import { setMaxListeners } from "node:events";
+
+/**
+ * No limit on `signal`'s listeners. A DOM test environment's AbortController
+ * (happy-dom's, jsdom's) makes no Node event target, which setMaxListeners
+ * refuses; it gives no leak warning either, so there is nothing to raise.
+ */
+export function raiseListenerLimit(signal: AbortSignal): void {
+  try {
+    setMaxListeners(0, signal);
+  } catch {
+    // Not Node's: nothing to raise.
+  }
+}
 
 /** Whether `given` can be listened to as an AbortSignal (Node's own test: an object with `aborted`; a polyfill's passes too). */
 export function isAbortSignal(given: unknown): given is AbortSignal {

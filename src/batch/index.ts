@@ -7,13 +7,12 @@
  * fails alone; a worker that dies fails only the items of the slice it held,
  * and the pool starts a fresh worker for the next slice.
  */
-import { setMaxListeners } from "node:events";
 import { availableParallelism } from "node:os";
 // Not the global: a host's test under fake timers (vitest's, jest's) replaces
 // it, and a batch turning the event loop would wait for a tick never given.
 import { setImmediate } from "node:timers";
 import { describeValue, isIndex, unknownOptionProblem, type ArtifactEntry } from "../types.js";
-import { abortReason, isAbortSignal, whenAborted } from "./abort.js";
+import { abortReason, isAbortSignal, raiseListenerLimit, whenAborted } from "./abort.js";
 import { itemError, WorkerStartError, workerLostError, type BatchItemError } from "./errors.js";
 import { isOtherMessage } from "../messages.js";
 import { normalizeBatchItem, writeItem, type BatchItem, type NormalizedItem } from "./items.js";
@@ -194,7 +193,7 @@ export async function scanBatch(items: readonly BatchItem[], options: ScanBatchO
   // caller's: one listener per task in flight would make Node warn of a leak
   // on a signal shared by a pool of more than ten threads.
   const stop = signal === undefined ? undefined : new AbortController();
-  if (stop !== undefined) setMaxListeners(0, stop.signal);
+  if (stop !== undefined) raiseListenerLimit(stop.signal);
   const stopped = () => stop?.signal.aborted === true;
 
   /** Items a worker was to scan, left to this thread (the pool closed or went down meanwhile). */

@@ -4,6 +4,8 @@
  */
 import { availableParallelism } from "node:os";
 import { createRequire } from "node:module";
+// Node's, not the global one a host's fake timers or DOM environment replace.
+import { setImmediate } from "node:timers";
 import { pathToFileURL } from "node:url";
 import type { Worker } from "node:worker_threads";
 import type { Piscina } from "piscina";
@@ -145,6 +147,14 @@ export class ScanPool {
       // start on the path the CLI's start-up figures turn on.
       if (process.permission !== undefined && !process.permission.has("worker")) {
         throw new WorkerStartError("scan worker could not start: Node's permission model does not allow worker threads (run node with --allow-worker)");
+      }
+      // Piscina unrefs the timers it sets (a worker's idle timeout), which
+      // throws inside it, and leaves its tasks pending for ever, where the
+      // global setTimeout is a DOM's (jest's jsdom environment: a number).
+      const probe = setTimeout(() => {}, 0);
+      clearTimeout(probe);
+      if (typeof (probe as { unref?: unknown } | undefined)?.unref !== "function") {
+        throw new WorkerStartError(`scan worker could not start: the global setTimeout is not Node's (it gave ${describeValue(probe)}, which Piscina cannot unref): a DOM test environment's? Run this in a node environment`);
       }
       let loaded;
       try {
