@@ -48,7 +48,7 @@
  */
 import type { ToolMessage } from "@langchain/core/messages";
 import { generateHandle, generateResultHandles } from "./engine/hash.js";
-import { scanTextWithin } from "./engine/scan.js";
+import { DEFAULT_SANDBOX_PREFIXES, scanTextWithin } from "./engine/scan.js";
 import { KNOWN_KEYS } from "./engine/serialize.js";
 import { isReference, MAX_REF_BYTES, walkStructured, walkStructuredWithJson, type WalkRejection } from "./engine/walk.js";
 import { EngineError, releaseMemoryFor } from "./engine/wasm.js";
@@ -317,16 +317,19 @@ class Entries {
       let refs;
       try {
         // What a text naming the reference gives at its start: a match stops
-        // at a blank, so its first word alone gives those. A later match that
-        // happens to read like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a
-        // reference of its own.
-        const head = whole.slice(0, whole.search(PY_SPACE));
+        // at a blank past its sandbox prefix (which may hold one), so the
+        // reference up to there gives those. A later match that merely reads
+        // like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a reference of its own.
+        const prefixes = this.prefixes ?? DEFAULT_SANDBOX_PREFIXES;
+        const from = prefixes.reduce((longest, p) => (p.length > longest && whole.startsWith(p) ? p.length : longest), 0);
+        const blank = whole.slice(from).search(PY_SPACE);
+        const head = blank === -1 ? whole : whole.slice(0, from + blank);
         refs = scanTextWithin(head, this.prefixes === undefined ? undefined : { sandboxPrefixes: this.prefixes });
       } catch (error) {
         this.engineFailed(error);
         continue;
       }
-      for (const r of refs) if (whole.startsWith(r.ref)) cuts.add(r.ref);
+      for (const r of refs) if (r.ref.length < whole.length && whole.startsWith(r.ref)) cuts.add(r.ref);
     }
     return cuts.size === 0 ? this.list : this.list.filter((e) => !(cuts.has(e.real_ref) && fromText.has(e.real_ref)));
   }

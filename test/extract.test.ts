@@ -728,6 +728,9 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     const json = JSON.stringify({ path: { url: repeated }, "/mnt/user-data/out/r.pdf": 0 });
     expect(refs(extract({ tool_call_id: "c", content: json }))).toEqual([repeated, "/mnt/user-data/out/r.pdf"]);
     expect(refs(extract(withPayloadOf({ path: repeated }, "see /mnt/user-data/out/r.pdf")))).toEqual([repeated, "/mnt/user-data/out/r.pdf"]);
+    // A sandbox prefix may hold a blank itself: the cut runs to the blank past it.
+    const inSpacedSandbox = extract(withPayloadOf({ path: "/mnt/my data/a b.csv" }, "saved /mnt/my data/a b.csv"), { sandboxPrefixes: ["/mnt/my data/"] });
+    expect(refs(inSpacedSandbox)).toEqual(["/mnt/my data/a b.csv"]);
   });
 
   it("a cut at a blank is dropped with the punctuation free text strips before the blank", () => {
