@@ -334,12 +334,12 @@ class Entries {
     return cuts.size === 0 ? this.list : this.list.filter((e) => !(cuts.has(e.real_ref) && fromText.has(e.real_ref)));
   }
 
-  /** The references taken so far that hold whitespace (only structured ones and blocks can), for finished. */
+  /** The references structured content and blocks gave so far that hold whitespace, for finished. */
   private spaced: string[] | undefined;
   /** The references only free text gave so far, for finished. */
   private fromText: Set<string> | undefined;
 
-  /** `freeText`: a free-text match, which never holds whitespace (the scanner stops there). */
+  /** `freeText`: a free-text match (it holds whitespace only inside its sandbox prefix: the scanner stops at the next). */
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined, freeText = false): void {
     if (this.taken(ref)) {
       if (!freeText) this.fromText?.delete(ref);

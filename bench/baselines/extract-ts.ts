@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { type ArtifactEntry, type ArtifactType } from "../../src/types.js";
 import { regexpDisplayName as displayName } from "./display-name.js";
 import type { ExtractOptions } from "../../src/extract.js";
-import { PY_WS, regexpScanText } from "./regexp-scan.js";
+import { PY_WS, regexpScanText, TRAILING_CHARS } from "./regexp-scan.js";
 
 /** The same options as extractArtifacts (a type only: no code shared with what it checks). */
 export type BaselineOptions = ExtractOptions;
@@ -73,6 +73,8 @@ export function baselineHandle(threadId: string, toolCallId: string, callIndex: 
 interface Found {
   type: ArtifactType;
   ref: string;
+  /** Given by free text only so far (a match may be a cut of a reference another source gives whole). */
+  free?: boolean;
   display?: string;
   mime?: string;
 }
@@ -294,8 +296,6 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const fromPayload = payload === undefined ? undefined : walkPayload(payload, toolName);
   if (fromPayload !== undefined) found.push(...fromPayload);
   const mirrored = fromPayload === undefined ? undefined : jsonOf(payload);
-  // A free-text match that is a found reference cut at a blank is no reference.
-  const cutShort = (ref: string) => found.some((f) => f.type !== "data" && f.ref.length > ref.length && f.ref.startsWith(ref) && WHITESPACE.test(f.ref[ref.length]!));
   const text = (t: unknown) => {
     if (!scanText || typeof t !== "string") return;
     const parsed = parseObjectOrArray(t);
@@ -307,7 +307,7 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
       if (walk.status === "ok") found.push(...walk.refs);
       scanned = jsonWords(parsed.value, walk.status === "ok").join("\n");
     }
-    for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES && !cutShort(r.ref)) found.push({ type: "file", ref: r.ref });
+    for (const r of regexpScanText(scanned, prefixes)) if (utf8Bytes(r.ref) <= MAX_REF_BYTES) found.push({ type: "file", ref: r.ref, free: true });
   };
   const blocks = (list: unknown[]) => {
     for (const block of list) {
@@ -334,10 +334,24 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
     }
   }
 
+  // A free-text match that a reference some other source gives whole starts
+  // with, up to a blank past the punctuation free text strips, is that
+  // reference cut short (README), whichever source came first, unless
+  // another source gives the match itself.
+  const wholes = found.filter((f) => f.type !== "data" && !f.free).map((f) => f.ref);
+  const givenWhole = new Set(wholes);
+  const isCut = (ref: string, whole: string) => {
+    if (whole.length <= ref.length || !whole.startsWith(ref)) return false;
+    let i = ref.length;
+    while (i < whole.length && TRAILING_CHARS.includes(whole[i]!)) i++;
+    return i < whole.length && WHITESPACE.test(whole[i]!);
+  };
+  const kept = found.filter((f) => !(f.free && !givenWhole.has(f.ref) && wholes.some((whole) => isCut(f.ref, whole))));
+
   const createdAt = options.now ? options.now() : new Date().toISOString();
   const seen = new Set<string>();
   const entries: ArtifactEntry[] = [];
-  for (const f of found) {
+  for (const f of kept) {
     if (seen.has(f.ref)) continue;
     seen.add(f.ref);
     entries.push({

@@ -11,7 +11,9 @@ import { regexpDisplayName as displayName } from "./display-name.js";
 export const PY_WS = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
 const EXTS = "png|jpg|jpeg|gif|html|pdf|csv|json|txt|log|md|xlsx?|docx?|zip";
 const URL_RE = new RegExp(`https?://[^${PY_WS}"'\`<>]+\\.(?:${EXTS})(?:[?#][^${PY_WS}"'\`<>]*)?`, "gu");
-const TRAILING = /[.,;:)\]}"'`]+$/u;
+/** What is stripped from a match's end. */
+export const TRAILING_CHARS = ".,;:)]}\"'`";
+const TRAILING = new RegExp(`[${TRAILING_CHARS.replace(/[\]\\]/g, "\\$&")}]+$`, "u");
 
 function sandboxRe(prefixes: readonly string[]): RegExp {
   const alts = prefixes.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|");
