@@ -324,7 +324,7 @@ class Entries {
         const from = prefixes.reduce((longest, p) => (p.length > longest && whole.startsWith(p) ? p.length : longest), 0);
         const blank = whole.slice(from).search(PY_SPACE);
         const head = blank === -1 ? whole : whole.slice(0, from + blank);
-        refs = scanTextWithin(head, this.prefixes === undefined ? undefined : { sandboxPrefixes: this.prefixes });
+        refs = scanTextWithin(head, { sandboxPrefixes: prefixes });
       } catch (error) {
         this.engineFailed(error);
         continue;

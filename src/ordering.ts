@@ -28,7 +28,8 @@ export const WELL_KNOWN_MIDDLEWARE = {
   toolProgress: "tool-progress",
   summarization: "summarization",
   // Beyond DESIGN §8's list: LangChain.js built-ins whose place relative to
-  // capture or resolution decides what is captured or what a tool is given.
+  // capture, resolution or projection decides what is captured, what a tool
+  // is given, or what a model is shown.
   pii: "pii",
   modelCallLimit: "model-call-limit",
   toolEmulator: "tool-emulator",
