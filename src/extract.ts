@@ -323,8 +323,9 @@ class Entries {
         const prefixes = this.prefixes ?? DEFAULT_SANDBOX_PREFIXES;
         const from = prefixes.reduce((longest, p) => (p.length > longest && whole.startsWith(p) ? p.length : longest), 0);
         const blank = whole.slice(from).search(PY_SPACE);
-        const head = blank === -1 ? whole : whole.slice(0, from + blank);
-        refs = scanTextWithin(head, { sandboxPrefixes: prefixes });
+        // No blank past the prefix: no match of it can be followed by one.
+        if (blank === -1) continue;
+        refs = scanTextWithin(whole.slice(0, from + blank), { sandboxPrefixes: prefixes });
       } catch (error) {
         this.engineFailed(error);
         continue;

@@ -731,6 +731,18 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     // A sandbox prefix may hold a blank itself: the cut runs to the blank past it.
     const inSpacedSandbox = extract(withPayloadOf({ path: "/mnt/my data/a b.csv" }, "saved /mnt/my data/a b.csv"), { sandboxPrefixes: ["/mnt/my data/"] });
     expect(refs(inSpacedSandbox)).toEqual(["/mnt/my data/a b.csv"]);
+    // Past the prefix's own blank, however long the word after it is.
+    const longWord = "/mnt/my data/quarterly report.csv";
+    expect(refs(extract(withPayloadOf({ path: longWord }, `saved ${longWord}`), { sandboxPrefixes: ["/mnt/my data/"] }))).toEqual([longWord]);
+    // Past the prefix the reference starts with, not a longer one it merely holds.
+    const underShortPrefix = "/tmp/a.pdfx /tmp/a.pdf /mnt/user-data/a.pdf";
+    const twoPrefixes = extract(withPayloadOf({ path: underShortPrefix }, "see /tmp/a.pdf"), { sandboxPrefixes: ["/tmp/", "/mnt/user-data/"] });
+    expect(refs(twoPrefixes)).toEqual([underShortPrefix, "/tmp/a.pdf"]);
+    // A reference whose only blank is in its sandbox prefix has no cut: a match that ends where free text strips the
+    // punctuation at the text's end has no blank after it (README's rule), under a prefix with a blank as under one without.
+    for (const [prefix, whole] of [["/mnt/my data/", "/mnt/my data/x.csv."], ["/mnt/user-data/", "/mnt/user-data/x.csv."]] as const) {
+      expect(refs(extract(withPayloadOf({ path: whole }, `saved ${whole}`), { sandboxPrefixes: [prefix] }))).toEqual([whole, whole.slice(0, -1)]);
+    }
   });
 
   it("a cut at a blank is dropped with the punctuation free text strips before the blank", () => {
