@@ -4,6 +4,7 @@
 // does on Node, or its pool says why it cannot start and every item is
 // scanned on the calling thread. The globals are put in place as such an
 // environment does, with happy-dom's own classes.
+import { setTimeout as nodeSetTimeout } from "node:timers";
 import { Window } from "happy-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
@@ -46,6 +47,24 @@ describe("scanBatch where a DOM environment replaced Node's globals", () => {
       expect(r.errors).toEqual([]);
       expect(r.entries).toEqual(expected);
       await expect(pool.workerStarted()).rejects.toThrow("scan worker could not start: the global setTimeout is not Node's (it gave number ");
+    } finally {
+      vi.unstubAllGlobals();
+      await pool.close();
+    }
+  });
+
+  it.each([
+    ["gives a number (jsdom's)", "number ", (run: () => void, ms?: number) => Number(nodeSetTimeout(run, ms))],
+    ["gives nothing", "undefined", (run: () => void, ms?: number) => void nodeSetTimeout(run, ms)],
+  ])("with a DOM's setTimeout that %s and no global setImmediate (jest's jsdom has none): the pool says it cannot start, and every item is scanned here", async (_, gave, domSetTimeout) => {
+    const pool = new ScanPool({ threads: 2 });
+    vi.stubGlobal("setTimeout", domSetTimeout);
+    vi.stubGlobal("setImmediate", undefined);
+    try {
+      const r = await scanBatch(items, { pool, poolThreshold: 0, createdAt: CREATED_AT, signal: new AbortController().signal });
+      expect(r.errors).toEqual([]);
+      expect(r.entries).toEqual(expected);
+      await expect(pool.workerStarted()).rejects.toThrow(`scan worker could not start: the global setTimeout is not Node's (it gave ${gave}`);
     } finally {
       vi.unstubAllGlobals();
       await pool.close();

@@ -1460,6 +1460,24 @@ describe("scanBatch and a pool under a host's fake timers", () => {
       await pool.close();
     }
   });
+
+  it("lets a pool's idle buffers go once its only worker has exited idle, the host's fake timers run past the idle timeout", async () => {
+    const pool = new ScanPool({ threads: 1, idleTimeoutMs: 1_000 });
+    vi.useFakeTimers();
+    try {
+      await scanBatch(corpus(200), { pool, poolThreshold: 0, callingThreadScans: false });
+      for (let i = 0; i < 4; i++) pool.buffers.give(new ArrayBuffer(1 << 16));
+      expect(pool.workers.length).toBe(1);
+      // Piscina's idle timer is one of the host's fake timers: only this runs it. The worker's exit comes later.
+      vi.advanceTimersByTime(1_000);
+      // Looked at on Node's own timers, up to 10 s, without running the fake ones again.
+      for (let i = 0; i < 500 && (pool.workers.length > 0 || pool.buffers.idleBytes > 0); i++) await sleep(20);
+      expect([pool.workers.length, pool.buffers.idleBytes]).toEqual([0, 0]);
+    } finally {
+      vi.useRealTimers();
+      await pool.close();
+    }
+  });
 });
 
 /** A real pool that records each task it is given and the result buffers it hands back. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ToolArtifactsConfigError, parseToolArtifactsConfig, toolArtifactsConfigSchema } from "../src/config.js";
+import { z } from "zod";
+import { ToolArtifactsConfigError, parseOptions, parseToolArtifactsConfig, toolArtifactsConfigSchema } from "../src/config.js";
 import { captureMiddleware, projectionMiddleware, toolArtifactsMiddleware } from "../src/middleware/index.js";
 import { createTaskTool } from "../src/delegation.js";
 
@@ -141,6 +142,25 @@ describe("parseToolArtifactsConfig: camelCase options", () => {
     expect(said(() => parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact", detectr: /x/ }] } as never))).toBe("piiRules[0].detectr: unknown option; did you mean detector?");
     // No option near it: the plain message.
     expect(said(() => projectionMiddleware({}, { colour: "red" } as never))).toBe("colour: unknown option");
+  });
+
+  it("names the near miss through a nullable object, a record's values and an object inside an object (parseOptions, for any schema)", () => {
+    const schema = z
+      .object({
+        outer: z.object({ inner: z.object({ width: z.number() }).strict() }).strict().nullable(),
+        byName: z.record(z.string(), z.object({ height: z.number() }).strict()).optional(),
+      })
+      .strict();
+    const said = (input: unknown) => {
+      try {
+        parseOptions(schema, input);
+      } catch (err) {
+        return (err as Error).message.replace("Invalid tool-artifacts config: ", "");
+      }
+      return "no error";
+    };
+    expect(said({ outer: { inner: { widht: 1 } } })).toBe("outer.inner.widht: unknown option; did you mean width?");
+    expect(said({ outer: null, byName: { a: { heigth: 1 } } })).toBe("byName.a.heigth: unknown option; did you mean height?");
   });
 
   it("exposes the schema itself", () => {
