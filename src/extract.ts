@@ -313,24 +313,23 @@ class Entries {
     const fromText = this.fromText;
     if (spaced === undefined || fromText === undefined) return this.list;
     const cuts = new Set<string>();
+    // README's rule, whatever prefix a text's match started with (one listed
+    // first may stop at a blank inside a longer one the reference is under):
+    // a match is a prefix and a word (a URL holds no blank, so only these can
+    // be cuts), less the punctuation free text strips
+    // at its end (which may reach into the prefix), so a cut of the
+    // reference under a prefix is the reference up to the first blank past
+    // the prefix, less that punctuation. A later match that merely reads
+    // like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a reference of its own.
+    const heads = (this.prefixes ?? DEFAULT_SANDBOX_PREFIXES).map(withoutStripped);
     for (const whole of spaced) {
-      let refs;
-      try {
-        // What a text naming the reference gives at its start: a match stops
-        // at a blank past its sandbox prefix (which may hold one), so the
-        // reference up to there gives those. A later match that merely reads
-        // like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a reference of its own.
-        const prefixes = this.prefixes ?? DEFAULT_SANDBOX_PREFIXES;
-        const from = prefixes.reduce((longest, p) => (p.length > longest && whole.startsWith(p) ? p.length : longest), 0);
-        const blank = whole.slice(from).search(PY_SPACE);
-        // No blank past the prefix: no match of it can be followed by one.
-        if (blank === -1) continue;
-        refs = scanTextWithin(whole.slice(0, from + blank), { sandboxPrefixes: prefixes });
-      } catch (error) {
-        this.engineFailed(error);
-        continue;
+      for (const head of heads) {
+        if (!whole.startsWith(head)) continue;
+        BLANK.lastIndex = head.length;
+        const blank = BLANK.exec(whole);
+        const cut = blank === null ? "" : withoutStripped(whole.slice(0, blank.index));
+        if (cut !== "") cuts.add(cut);
       }
-      for (const r of refs) if (r.ref.length < whole.length && whole.startsWith(r.ref)) cuts.add(r.ref);
     }
     return cuts.size === 0 ? this.list : this.list.filter((e) => !(cuts.has(e.real_ref) && fromText.has(e.real_ref)));
   }
@@ -340,15 +339,21 @@ class Entries {
   /** The references only free text gave so far, for finished. */
   private fromText: Set<string> | undefined;
 
+  /** A reference a source gave whole: one holding a blank is kept for finished, when free text is scanned. */
+  private givenWhole(type: ArtifactType, ref: string): void {
+    if (type !== "data" && this.scan && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
+  }
+
   /** `freeText`: a free-text match (it holds whitespace only inside its sandbox prefix: the scanner stops at the next). */
   add(type: ArtifactType, ref: string, label: string | undefined, mime: string | undefined, freeText = false): void {
     if (this.taken(ref)) {
-      if (!freeText) this.fromText?.delete(ref);
+      // A free-text match given whole too: now a reference the result gives whole, whose cuts finished drops.
+      if (!freeText && this.fromText?.delete(ref)) this.givenWhole(type, ref);
       return;
     }
     this.seen?.add(ref);
     if (freeText) (this.fromText ??= new Set()).add(ref);
-    else if (type !== "data" && this.scan && PY_SPACE.test(ref)) (this.spaced ??= []).push(ref);
+    else this.givenWhole(type, ref);
     this.createdAt ??= this.now ? clockTime(this.now) : new Date().toISOString();
     // Keys in ArtifactEntry's order, so serialized entries read the same
     // everywhere; the handle is a placeholder until all ordinals are known.
@@ -396,8 +401,19 @@ function structuredRefs(
   if (walk.data !== undefined && !holdsEmbeddedContent(walk.data)) out.add("data", walk.data, `${toolName} structured result`, undefined);
 }
 
+/** What free text strips from a match's end (DESIGN §3). */
+const STRIPPED_AT_END = ".,;:)]}\"'`";
+/** `text` less what free text strips from a match's end. */
+function withoutStripped(text: string): string {
+  let end = text.length;
+  while (end > 0 && STRIPPED_AT_END.includes(text[end - 1])) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
 /** A character of Python's `str.isspace()` set (DESIGN §3), where a free-text match ends. */
 const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+/** PY_SPACE, searched from lastIndex. */
+const BLANK = new RegExp(PY_SPACE.source, "g");
 
 /** Keys whose string value is content itself when it looks like base64 (`file_data`: OpenAI's file block). */
 const INLINE_DATA_KEYS = ["data", "base64", "bytes", "blob", "file_data"] as const;

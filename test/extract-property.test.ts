@@ -23,8 +23,21 @@ const RUNS = { numRuns: 300 };
 const anyText = fc.string({ unit: "binary", maxLength: 24 });
 const ws = fc.constantFrom(" ", "\t", "\n", "\u00a0", "\u3000", "\u2028", "\u0085", "\x1c");
 
+/**
+ * Sandbox prefixes that hold blanks (of PY_SPACE, ASCII and other; a tab and
+ * NEL are controls no reference holds, so only free text gives them; one
+ * after punctuation free text strips), prefixes of each other, in every order.
+ */
+const SPACED_PREFIXES = ["/mnt/", "/mnt/my data/", "/mnt/my data/x\u00a0y/", "/mnt/my\u3000data/", "/mnt/my\tdata/", "/mnt/my\x85data/", "/mnt/my, data/"];
+const spacedPrefixes = fc.shuffledSubarray(SPACED_PREFIXES, { minLength: 1, maxLength: 5 });
+/** References under them (or reading like one under another), with and without blanks past the prefix, maybe ending in punctuation. */
+const spacedRef = fc
+  .tuple(fc.constantFrom(...SPACED_PREFIXES), fc.constantFrom("x.csv", "a b.csv", "Smith, John.pdf", "my data/x.csv", "x\u00a0y/z", "q"), fc.constantFrom("", "", ".", ",", ")", "'."))
+  .map(([p, name, end]) => p + name + end);
+
 /** Strings near every edge of the reference and token gates. */
 const refLike = fc.oneof(
+  spacedRef,
   fc.constantFrom(
     "/mnt/user-data/out/a.csv",
     "/srv/x y.txt",
@@ -122,6 +135,7 @@ const refPiece = fc.constantFrom(
 );
 const textPiece = fc.oneof(
   { weight: 2, arbitrary: refPiece },
+  spacedRef,
   fc.constantFrom(
     "see ", " and ", ". ", "\n", "\t", "\u00a0", "\u3000", '"', "'", "`", "<", ">", ")", "]", "}", ",", ";", ":", ".",
     "/mnt/user-data/", "/workspace/", "https://", "http://a.", "HTTP://x.io/",
@@ -228,13 +242,36 @@ const mirrorMessage = fc
       : JSON.stringify({ type: "text", text, structuredContent });
     return { tool_call_id: "c", name: "render", content, artifact } as ToolMessageLike;
   });
-const anyMessage = fc.oneof({ weight: 3, arbitrary: message }, mirrorMessage);
+/**
+ * A result giving references under spaced prefixes whole (payload, blocks,
+ * artifact blocks) and naming them, whole, with punctuation or cut anywhere,
+ * in texts of the content and the artifact, in any order.
+ */
+const spacedMessage = fc
+  .tuple(
+    fc.array(spacedRef, { minLength: 1, maxLength: 2 }),
+    fc.array(fc.tuple(fc.constantFrom("payload", "file", "text", "artifact file", "artifact text"), fc.nat(1), fc.nat(40), fc.constantFrom("", ".", ", and")), { minLength: 2, maxLength: 5 }),
+  )
+  .map(([refs, sources]) => {
+    const content: unknown[] = [];
+    const artifact: unknown[] = [];
+    const files: string[] = [];
+    for (const [kind, i, cut, end] of sources) {
+      const ref = refs[i % refs.length];
+      const named = { type: "text", text: `saved ${cut < 20 ? ref : ref.slice(0, cut - 20)}${end}` };
+      if (kind === "payload") files.push(ref);
+      else (kind.startsWith("artifact") ? artifact : content).push(kind.endsWith("file") ? { type: "file", url: ref } : named);
+    }
+    if (files.length > 0) artifact.unshift({ type: "mcp_structured_content", data: { files } });
+    return { tool_call_id: "c", content, artifact } as ToolMessageLike;
+  });
+const anyMessage = fc.oneof({ weight: 3, arbitrary: message }, mirrorMessage, { weight: 3, arbitrary: spacedMessage });
 
 const options = fc.record({
   threadId: fc.string({ minLength: 1, maxLength: 8 }),
   callIndex: fc.option(fc.nat(5), { nil: undefined }),
   detectRefsInText: fc.constantFrom(undefined, true, false),
-  sandboxPrefixes: fc.option(fc.constantFrom(["/workspace/"], ["/mnt/user-data/", "/tmp/out/"], [] as string[]), { nil: undefined }),
+  sandboxPrefixes: fc.option(fc.oneof(fc.constantFrom(["/workspace/"], ["/mnt/user-data/", "/tmp/out/"], [] as string[]), { weight: 2, arbitrary: spacedPrefixes }), { nil: undefined }),
 });
 
 const withNow = (o: Omit<ExtractOptions, "now">): ExtractOptions => ({ ...o, now: () => NOW });
@@ -263,7 +300,8 @@ function stringsIn(value: unknown, out: string[] = []): string[] {
 /** The texts free-text scanning may see in this message under these options. */
 function textsOf(m: ToolMessageLike, o: Omit<ExtractOptions, "now">): string[] {
   if (o.detectRefsInText === false) return [];
-  const withJson = (text: string) => [text, ...stringsIn(parseOrUndefined(text))];
+  // Down every level: string content may be a block's JSON, whose text is JSON text.
+  const withJson = (text: string): string[] => [text, ...stringsIn(parseOrUndefined(text)).flatMap(withJson)];
   const blockTexts = (blocks: unknown[]) => blocks.flatMap((b) => (typeof b === "string" ? withJson(b) : (b as { type?: unknown })?.type === "text" && typeof (b as { text?: unknown }).text === "string" ? withJson((b as { text: string }).text) : []));
   // Text blocks in an artifact list are scanned too, after the content (README, "MCP blocks in the artifact").
   const inArtifact = Array.isArray(m.artifact) ? blockTexts(m.artifact.filter((b) => typeof b !== "string")) : [];
@@ -280,6 +318,21 @@ describe("extraction properties", () => {
       }),
       RUNS,
     );
+  });
+
+  it("takes and refuses the sandbox prefixes the oracle takes and refuses", () => {
+    const refuses = (f: () => unknown) => {
+      try {
+        f();
+        return false;
+      } catch (error) {
+        return error instanceof TypeError;
+      }
+    };
+    for (const p of [undefined, [], ...SPACED_PREFIXES.map((x) => [x]), ["/😀/"], null, "/mnt/", [5], [""], ["/a", ""], ["/\ud800"], ["/\ufffd"]]) {
+      const o = { threadId: "t", sandboxPrefixes: p as string[] };
+      expect(refuses(() => run({ tool_call_id: "c", content: "x" }, o)), JSON.stringify(p)).toBe(refuses(() => baselineExtractArtifacts({ content: "x" }, withNow(o))));
+    }
   });
 
   it("is total on arbitrary values", () => {

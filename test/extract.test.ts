@@ -767,6 +767,19 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(blocks(text, { type: "file", url: "/mnt/user-data/my" }, file)))).toEqual(["/mnt/user-data/my", whole]);
   });
 
+  it("a cut at a blank inside a longer sandbox prefix is dropped, whichever prefix is listed first and whichever source comes first", () => {
+    const whole = "/mnt/my data/x.csv";
+    // "/mnt/" listed first: a text naming the reference gives "/mnt/my", the reference cut at its prefix's blank.
+    expect(refs(extract(blocks({ type: "file", url: whole }, { type: "text", text: `saved ${whole}` }), { sandboxPrefixes: ["/mnt/", "/mnt/my data/"] }))).toEqual([whole]);
+    // The longer prefix first: a text naming only the start of a reference under it gives that cut.
+    const spaced = "/mnt/my data/x y.csv";
+    expect(refs(extract(blocks({ type: "file", url: spaced }, { type: "text", text: "saved /mnt/my d" }), { sandboxPrefixes: ["/mnt/my data/", "/mnt/"] }))).toEqual([spaced]);
+    // Free text gives the whole reference before the block does.
+    expect(refs(extract(blocks({ type: "text", text: `saved ${whole} and /mnt/my d` }, { type: "file", url: whole }), { sandboxPrefixes: ["/mnt/my data/", "/mnt/"] }))).toEqual([whole]);
+    // A match whose end free text strips reaches into its prefix ("/mnt/my" of "/mnt/my..." under "/mnt/my.").
+    expect(refs(extract(blocks({ type: "file", url: "/mnt/my. data/x" }, { type: "text", text: "see /mnt/my..." }), { sandboxPrefixes: ["/mnt/my."] }))).toEqual(["/mnt/my. data/x"]);
+  });
+
   it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {
     // @modelcontextprotocol/server-memory's read_graph: the graph as structuredContent and as its JSON text.
     const graph = { entities: [{ name: "Q3", entityType: "report", observations: ["saved to /mnt/user-data/q3.pdf", "source https://example.com/data/q3.csv"] }], relations: [] };

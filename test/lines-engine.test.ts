@@ -27,6 +27,8 @@ const OPTION_SETS: [string, LineScanOptions][] = [
   ["no text refs", { format: "jsonl", detectRefsInText: false }],
   ["two prefixes", { format: "jsonl", sandboxPrefixes: ["/data/", "/mnt/user-data/"] }],
   ["no prefixes", { format: "jsonl", sandboxPrefixes: [] }],
+  // Prefixes that hold blanks, one a control no reference holds, and prefixes of each other, either way round.
+  ["prefixes with blanks", { format: "jsonl", sandboxPrefixes: ["/mnt/my data/", "/mnt/", "/mnt/my\u3000data/", "/mnt/my\tdata/"] }],
   ["default thread", { format: "jsonl", defaultThreadId: "fallback-线程" }],
   // Past 2^32: the call index of a result with no id and no tool_call_id is its line number.
   ["far into an archive", { format: "jsonl", firstLine: 9_007_199_254 }],
@@ -192,7 +194,7 @@ const TRAIL = ["", "", "", ".", ",", ";", ":", ")", "]", "}", '"', "'", "`", "..
 const NAMES = ["report", "out/data", "图表", "résumé", "a-b_c", "x", "part 2", "with'quote", "数据/𝄞", "e\u0301"];
 
 function sandboxPath(r: Rng, happy = false): string {
-  const prefix = happy ? "/mnt/user-data/" : r.pick(["/mnt/user-data/", "/mnt/user-data/", "/data/", "/tmp/", "/mnt/user-data", "/MNT/user-data/"]);
+  const prefix = happy ? "/mnt/user-data/" : r.pick(["/mnt/user-data/", "/mnt/user-data/", "/data/", "/tmp/", "/mnt/user-data", "/MNT/user-data/", "/mnt/my data/", "/mnt/my\u3000data/", "/mnt/my\tdata/"]);
   const name = happy ? `out/file_${r.int(50)}` : r.chance(0.02) ? "n".repeat(4100) : r.pick(NAMES);
   return `${prefix}${name}.${r.pick(happy ? EXTS.slice(0, 6) : EXTS)}`;
 }

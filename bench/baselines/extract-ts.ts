@@ -287,7 +287,12 @@ export function baselineExtractArtifacts(message: unknown, options: BaselineOpti
   const occurrenceId = str(message.id); // the empty one too (extract.ts's occurrenceIdOf)
   const callIndex = options.callIndex ?? 0;
   const scanText = options.detectRefsInText ?? true;
-  const prefixes = options.sandboxPrefixes ?? ["/mnt/user-data/"];
+  const given: unknown = options.sandboxPrefixes;
+  // An empty prefix would make every word a sandbox path; a lone surrogate or U+FFFD would match the other in text.
+  if (given !== undefined && (!Array.isArray(given) || given.some((p) => typeof p !== "string" || p === "" || /[\p{Cs}\ufffd]/u.test(p)))) {
+    throw new TypeError("sandboxPrefixes must be an array of non-empty strings without lone surrogates or U+FFFD");
+  }
+  const prefixes = (given as string[] | undefined) ?? ["/mnt/user-data/"];
   const content = contentBlocks(message.content);
 
   const found: Found[] = [];
