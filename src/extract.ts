@@ -314,13 +314,13 @@ class Entries {
     if (spaced === undefined || fromText === undefined) return this.list;
     const cuts = new Set<string>();
     // README's rule, whatever prefix a text's match started with (one listed
-    // first may stop at a blank inside a longer one the reference is under):
-    // a match is a prefix and a word (a URL holds no blank, so only these can
-    // be cuts), less the punctuation free text strips
-    // at its end (which may reach into the prefix), so a cut of the
-    // reference under a prefix is the reference up to the first blank past
-    // the prefix, less that punctuation. A later match that merely reads
-    // like the start (`/a.pdf` of `/a.pdfx /a.pdf`) is a reference of its own.
+    // first may stop at a blank inside a longer one the reference is under).
+    // A match is a sandbox prefix and a word, less the punctuation free text
+    // strips at its end, which may reach into the prefix (a URL holds no
+    // blank, so it is never a cut). So the cut of a reference under a prefix
+    // is the reference up to the first blank past the prefix, less that
+    // punctuation. A later match that merely reads like the start (`/a.pdf`
+    // of `/a.pdfx /a.pdf`) is a reference of its own.
     const heads = (this.prefixes ?? DEFAULT_SANDBOX_PREFIXES).map(withoutStripped);
     for (const whole of spaced) {
       for (const head of heads) {
