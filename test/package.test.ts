@@ -84,6 +84,30 @@ describe("package.json", () => {
     expect(pkg.files).toContain("build/engine.wasm");
   });
 
+  it("exports every name DESIGN §12 lists from the package entry", async () => {
+    const api = (await import("../src/index.js")) as Record<string, unknown>;
+    const functions = [
+      "generateHandle",
+      "occurrenceKey",
+      "scanText",
+      "extractArtifacts",
+      "scanBatch",
+      "mergeToolArtifacts",
+      "mergeProcessed",
+      "toolArtifactsMiddleware",
+      "orderMiddleware",
+      "policyFingerprint",
+      "buildChildInitialState",
+      "createTaskTool",
+    ];
+    for (const name of functions) expect(typeof api[name], name).toBe("function");
+    expect(api.toolArtifactsStateSchema, "toolArtifactsStateSchema").toBeTypeOf("object");
+    expect((api.toolArtifactsConfigSchema as { parse?: unknown } | undefined)?.parse, "toolArtifactsConfigSchema").toBeTypeOf("function");
+    // The three middlewares, as the entry's factory returns them.
+    const middlewares = (api.toolArtifactsMiddleware as () => Array<{ name: string }>)();
+    expect(middlewares.map((m) => m.name)).toEqual(["tool-artifacts-capture", "tool-artifacts-resolution", "tool-artifacts-projection"]);
+  });
+
   it("exports its package.json, as tools that read a dependency's version expect", () => {
     expect(createRequire(import.meta.url).resolve("tool-artifacts/package.json")).toBe(join(ROOT, "package.json"));
   });

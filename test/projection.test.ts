@@ -230,6 +230,14 @@ describe("projectionMiddleware", () => {
     expect(saved.tool_artifacts).toEqual(entries);
   });
 
+  it("redacts the type label too (DESIGN §7: display name, type, tool name and MIME type)", async () => {
+    const { seen } = await runTurn({
+      entries: [entry(1, { artifact_type: "image", display_name: "chart.png", mime_type: "image/png" })],
+      config: { piiRules: [{ piiType: "kind", detector: "\\bimage\\b", strategy: "redact" }] },
+    });
+    expect(handleLines(blockText(seen))).toEqual(["art_00000001 | [REDACTED_KIND] | chart.png | [REDACTED_KIND]/png | available | fetch_report"]);
+  });
+
   it("a block strategy withholds the label instead of failing the model call", async () => {
     const { seen } = await runTurn({
       entries: [entry(1, { display_name: "dump from 10.0.0.7.log" })],

@@ -115,6 +115,15 @@ describe("capture round", () => {
     ]);
   });
 
+  it("scans text with the configured detectRefsInText and sandboxPrefixes (DESIGN §3, §10)", () => {
+    const text = "wrote /data/out/x.csv and /mnt/user-data/y.csv";
+    const off = capture({ detectRefsInText: false })(state([result("tm-1", "w1", text)]), run)!;
+    expect(off.tool_artifacts).toEqual([]);
+    expect(off.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
+    const custom = capture({ sandboxPrefixes: ["/data/"] })(state([result("tm-1", "w1", text)]), run)!;
+    expect(custom.tool_artifacts.filter(isEntry).map((e) => e.real_ref)).toEqual(["/data/out/x.csv"]);
+  });
+
   it("skips handles already registered but still records the result", () => {
     const hook = capture();
     const message = result("tm-1", "w1", "/mnt/user-data/a.txt");
@@ -258,6 +267,27 @@ describe("capture round", () => {
 
     // At the cap exactly: no directive.
     expect(hook(state([result("tm-new", "wn", paths.slice(0, 2).join(" "))], registry), run)!.tool_artifacts).toHaveLength(2);
+  });
+
+  it("puts the trim directive after the consumption part too, so an entry a call used is not brought back past maxEntries", () => {
+    const hook = capture({ maxEntries: 10 });
+    const registry = Array.from({ length: 10 }, (_, i) => extractArtifacts(result(`tm-old-${i}`, `w${i}`, `/mnt/user-data/old${i}.txt`), { threadId: THREAD })[0]);
+    const oldest = registry[0]!;
+    // One new result and one call that uses the oldest handle: the round passes the cap.
+    const s = state([ai("ai-1", [call("r1", { path: oldest.handle })]), result("tm-new", "r1", "/mnt/user-data/new.txt")], registry);
+    const update = hook(s, run)!;
+    expect(update.tool_artifacts.at(-1)).toEqual({ op: "trim_to", keep: 10 });
+    const after = mergeToolArtifacts(registry, update.tool_artifacts);
+    expect(after).toHaveLength(10);
+    expect(after.map((e) => e.real_ref)).toEqual([...registry.slice(1).map((e) => e.real_ref), "/mnt/user-data/new.txt"]);
+  });
+
+  it("keeps the newest maxEntries of a round that captures more, and records the result (README, maxEntries)", () => {
+    const paths = Array.from({ length: 12 }, (_, i) => `/mnt/user-data/f${i}.txt`);
+    const s = state([result("tm-1", "w1", paths.join(" "))]);
+    const after = apply(s, capture({ maxEntries: 10 })(s, run));
+    expect(after.tool_artifacts.map((e) => e.real_ref)).toEqual(paths.slice(2));
+    expect(after.tool_artifact_processed).toEqual([resultKey("tm-1", "w1")]);
   });
 
   it("records nothing when disabled or without a thread id, whatever the state holds", () => {
