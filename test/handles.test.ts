@@ -70,6 +70,13 @@ describe("isHandle", () => {
     expect(isHandle(` ${A}`)).toBe(false);
     expect(isHandle(7)).toBe(false);
   });
+
+  it("is lowercase hex only, as the pattern that finds handles in arguments: no stored handle a call cannot name counts as usable", () => {
+    for (const h of ["art_0000A001", "ART_0000a001", "art_0000g001", "art_zzzzzzzz"]) {
+      expect(isHandle(h), h).toBe(false);
+      expect(findHandles(h), h).toEqual([]);
+    }
+  });
 });
 
 describe("resolveHandles", () => {

@@ -319,6 +319,29 @@ describe("the resolution hook on its own", () => {
     expect(String(result.content)).toContain("No artifact handles are currently available.");
   });
 
+  it("refuses a handle whose only entry has no string real_ref (a malformed checkpoint entry): the tool never sees the raw handle", async () => {
+    // An entry without a usable reference is not a known handle: counted as known, it would let the call run with the handle as written.
+    for (const real_ref of [undefined, null, 42, { path: "/mnt/user-data/report.md" }]) {
+      const seen: unknown[] = [];
+      const malformed = { ...entry(REPORT, "/mnt/user-data/report.md"), real_ref } as unknown as ArtifactEntry;
+      const req = { toolCall: { id: "c1", name: "t", args: { path: REPORT } }, tool: undefined, state: { messages: [], tool_artifacts: [malformed] }, runtime: {} } as never;
+      const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+      expect(seen).toEqual([]);
+      expect(result.status).toBe("error");
+      expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
+      expect(String(result.content)).toContain("No artifact handles are currently available.");
+    }
+  });
+
+  it("lists the one current handle when the registry holds exactly one", async () => {
+    const seen: unknown[] = [];
+    const req = { toolCall: { id: "c1", name: "t", args: { path: GHOST } }, tool: undefined, state: { messages: [], tool_artifacts: [entry(REPORT, "/mnt/user-data/report.md")] }, runtime: {} } as never;
+    const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+    expect(seen).toEqual([]);
+    expect(String(result.content)).toContain(`Current handles (most recent first): ${REPORT}.`);
+    expect(String(result.content)).not.toContain("No artifact handles are currently available.");
+  });
+
   it("passes a model result with a structuredResponse but no messages list through untouched", async () => {
     // Only langchain's `{structuredResponse, messages: [...]}` is a structured result; other shapes are the host's.
     const { wrapModelCall } = resolutionMiddleware(parseToolArtifactsConfig());
