@@ -88,6 +88,11 @@ describe("options", () => {
     expect(extract(m).map((e) => e.call_index)).toEqual([0, 0]);
     expect(extract(m, { callIndex: 3 }).map((e) => e.call_index)).toEqual([3, 3]);
   });
+
+  it("callIndex -0 is carried as 0, as JSON writes it", () => {
+    const [entry] = extract(blocks("/mnt/user-data/a.txt"), { callIndex: -0 });
+    expect(Object.is(entry.call_index, 0)).toBe(true);
+  });
 });
 
 describe("entry fields", () => {
@@ -148,6 +153,11 @@ describe("entry fields", () => {
     expect(extract({ ...message, id: "" })[0]!.handle).toBe(generateHandle(THREAD, "call-1", 0, 0, ""));
     expect(extract({ ...message, id: "" })[0]!.handle).not.toBe(extract(message)[0]!.handle);
     expect(extract({ ...message, id: null })).toEqual(extract(message));
+  });
+
+  it("a message id that is no string is no occurrence id", () => {
+    const m = { tool_call_id: "c", content: "/mnt/user-data/a.txt" };
+    expect(extract({ ...m, id: 7 }).map((e) => e.handle)).toEqual([generateHandle(THREAD, "c", 0, 0)]);
   });
 
   it("a missing tool_call_id seeds handles with the empty string", () => {
@@ -431,6 +441,11 @@ describe("data fallback", () => {
     // base64url (JWTs, web-safe encoders) as well, so an id of its alphabet counts too.
     ["base64url under data", { id: 7, data: "AbCd-EfGh_1234567" }],
     ["an id in base64url's alphabet under data", { data: "Q3-2024-Sales-Summary", rows: 3 }],
+    ["OpenAI's file block (raw base64 under file_data)", { content: [{ type: "file", file: { filename: "a.pdf", file_data: "JVBERi0xLjQKJcfsj6IKNSAw" } }] }],
+    ["a data: URI with ;base64 and no media type", { note: "see data:;base64,c2VjcmV0IG5vdGVz" }],
+    ["a LangChain base64 block without a MIME type", { blocks: [{ type: "file", source_type: "base64", data: "JVBERi0=" }] }],
+    ["base64 with two padding characters under data", { id: 7, data: "iVBORw0KGgoAAAANSUhEUg==" }],
+    ["base64 broken into lines under data", { id: 7, data: "iVBORw0KGgoAAAAN\r\nSUhEUgAAAAEAAAAB" }],
   ])("a payload carrying embedded content (%s) gives no data entry", (_, payload) => {
     expect(extract(structured(payload))).toEqual([]);
   });
@@ -753,6 +768,11 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(withPayloadOf({ path: "/mnt/user-data/a,b c.csv" }, "see /mnt/user-data/a, then /mnt/user-data/a,b c.csv")))).toEqual(["/mnt/user-data/a,b c.csv", "/mnt/user-data/a"]);
   });
 
+  it("a cut at a blank is dropped with a backtick free text strips before the blank", () => {
+    const whole = "/mnt/user-data/`draft` v2.md";
+    expect(refs(extract(withPayloadOf({ path: whole }, `Saved ${whole}`)))).toEqual([whole]);
+  });
+
   it("a cut at a blank is dropped whichever source gives the whole reference first, unless another source gives the cut too", () => {
     const whole = "/mnt/user-data/my report.csv";
     const text = { type: "text", text: `Saved ${whole}` };
@@ -778,6 +798,11 @@ describe("structured mirror texts (beyond DESIGN's letter)", () => {
     expect(refs(extract(blocks({ type: "text", text: `saved ${whole} and /mnt/my d` }, { type: "file", url: whole }), { sandboxPrefixes: ["/mnt/my data/", "/mnt/"] }))).toEqual([whole]);
     // A match whose end free text strips reaches into its prefix ("/mnt/my" of "/mnt/my..." under "/mnt/my.").
     expect(refs(extract(blocks({ type: "file", url: "/mnt/my. data/x" }, { type: "text", text: "see /mnt/my..." }), { sandboxPrefixes: ["/mnt/my."] }))).toEqual(["/mnt/my. data/x"]);
+  });
+
+  it("a data entry is no reference cut at a blank: a free-text match its JSON starts with stays", () => {
+    const m = withPayloadOf({ note: "a b" }, 'said {"note":"a b"}');
+    expect(refs(extract(m, { sandboxPrefixes: ['{"note":"'] }))).toEqual(['{"note":"a b"}', '{"note":"a']);
   });
 
   it("a mirror of a payload without structured keys gives its data entry and the references in its strings", () => {
@@ -872,6 +897,28 @@ describe("order, ordinals and de-duplication", () => {
     expect(refs(e)).toEqual(["/mnt/user-data/r.pdf", "https://x.io/new.csv"]);
     expect(e[1].handle).toBe(generateHandle(THREAD, "c", 0, 1));
     expect(e[0].mime_type).toBeUndefined(); // the first occurrence wins whole
+  });
+
+  it("an artifact list's blocks come after the content's references", () => {
+    const m = { tool_call_id: "c", content: "see /mnt/user-data/a.txt", artifact: [{ type: "file", source_type: "url", url: "https://x.example/b.pdf" }] };
+    expect(refs(extract(m))).toEqual(["/mnt/user-data/a.txt", "https://x.example/b.pdf"]);
+  });
+
+  it("image and image_url blocks in the artifact list are read; a resource's uri must pass the reference gate", () => {
+    const artifact = [
+      { type: "image", url: "https://x.example/a.png", mimeType: "image/png" },
+      { type: "image_url", image_url: { url: "https://x.example/b.png" } },
+      { type: "resource", resource: { uri: "file:///c.bin", mimeType: "application/octet-stream", blob: "AQID" } },
+    ];
+    expect(extract({ tool_call_id: "c", content: "", artifact }).map((e) => [e.artifact_type, e.real_ref])).toEqual([
+      ["image", "https://x.example/a.png"],
+      ["image", "https://x.example/b.png"],
+    ]);
+  });
+
+  it("string content that is an image_url block's JSON is read as that block", () => {
+    const content = JSON.stringify({ type: "image_url", image_url: { url: "https://x.example/a.png" } });
+    expect(extract({ tool_call_id: "c", content }).map((e) => [e.artifact_type, e.real_ref])).toEqual([["image", "https://x.example/a.png"]]);
   });
 
   it("a repeat is skipped however many references came before it", () => {
@@ -1081,6 +1128,16 @@ describe("engine memory", () => {
     expect(rebuilds).toBe(0);
   });
 
+  it("keeps it for a huge text result after a huge one: only an ordinary result gives it back", () => {
+    const options: ExtractOptions = { threadId: "t", now: () => "2025-01-02T03:04:05.000Z" };
+    const huge = (name: string) => ({ type: "tool", tool_call_id: name, content: "x ".repeat(20_000_000) + `/mnt/user-data/${name}.csv` });
+    extractArtifacts(huge("one"), options);
+    let rebuilds = 0;
+    onRebuild(() => rebuilds++);
+    expect(extractArtifacts(huge("two"), options).map((e) => e.real_ref)).toEqual(["/mnt/user-data/two.csv"]);
+    expect(rebuilds).toBe(0);
+  });
+
   it("gives it back at the next ordinary scanText too", () => {
     expect(scanText("x ".repeat(20_000_000) + "/mnt/user-data/huge.csv").map((r) => r.ref)).toEqual(["/mnt/user-data/huge.csv"]);
     expect(engine().memory.buffer.byteLength).toBeGreaterThan(64 << 20);
@@ -1127,6 +1184,16 @@ describe("JSON text: a list under a known key", () => {
     expect(refs(extract({ tool_call_id: "c", name: "t", content }))).toEqual(["/mnt/user-data/my report.csv"]);
   });
 
+  it("its other strings are free text in document order, each key before its value", () => {
+    const content = JSON.stringify({ "/mnt/user-data/k.txt": ["/mnt/user-data/a.txt", "/mnt/user-data/b.txt"] });
+    expect(refs(extract({ tool_call_id: "c", name: "t", content }))).toEqual(["/mnt/user-data/k.txt", "/mnt/user-data/a.txt", "/mnt/user-data/b.txt"]);
+  });
+
+  it("a string item that the gate refuses is not scanned as text either", () => {
+    const content = JSON.stringify({ files: ["see /mnt/user-data/a.csv"], rows: 1 });
+    expect(extract({ tool_call_id: "c", name: "t", content })).toEqual([]);
+  });
+
   it("as a text block too", () => {
     const text = JSON.stringify({ urls: ["/mnt/user-data/a b.pdf"], note: "see /mnt/user-data/n.txt" });
     expect(refs(extract({ tool_call_id: "c", name: "t", content: [{ type: "text", text }] }))).toEqual([
@@ -1147,6 +1214,21 @@ describe("url block mime type", () => {
     const block = { type: "image", source: { url: "https://x.example/a.png", mime_type: "image/png", mimeType: "image/jpeg" } };
     const [entry] = extract({ tool_call_id: "c", name: "t", content: [block] });
     expect(entry.mime_type).toBe("image/png");
+  });
+
+  it("a block whose source_type is null is no url block (a source_type other than url; the engine's line path reads it so too)", () => {
+    expect(extract(blocks({ type: "file", source_type: null, url: "https://x.example/a.pdf", mime_type: "application/pdf" }))).toEqual([]);
+  });
+
+  it("an embedded-data block's mime_type is taken before its mimeType", () => {
+    const block = { type: "file", source_type: "base64", data: "JVBERi0=", mime_type: "application/pdf", mimeType: "text/plain", metadata: { uri: "https://x.example/a.pdf" } };
+    const [entry] = extract({ tool_call_id: "c", name: "t", content: [block] });
+    expect([entry.real_ref, entry.mime_type]).toEqual(["https://x.example/a.pdf", "application/pdf"]);
+  });
+
+  it("an entry's keys are in ArtifactEntry's order: mime_type before created_at", () => {
+    const [entry] = extract(blocks({ type: "file", url: "https://x.example/a.pdf", mimeType: "application/pdf" }));
+    expect(Object.keys(entry)).toEqual(["handle", "tool_name", "tool_call_id", "call_index", "artifact_type", "display_name", "real_ref", "mime_type", "created_at"]);
   });
 });
 
