@@ -325,9 +325,8 @@ class Entries {
     for (const whole of spaced) {
       for (const head of heads) {
         if (!whole.startsWith(head)) continue;
-        BLANK.lastIndex = head.length;
-        const blank = BLANK.exec(whole);
-        const cut = blank === null ? "" : withoutStripped(whole.slice(0, blank.index));
+        const blank = whole.slice(head.length).search(PY_SPACE);
+        const cut = blank === -1 ? "" : withoutStripped(whole.slice(0, head.length + blank));
         if (cut !== "") cuts.add(cut);
       }
     }
@@ -412,8 +411,6 @@ function withoutStripped(text: string): string {
 
 /** A character of Python's `str.isspace()` set (DESIGN §3), where a free-text match ends. */
 const PY_SPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
-/** PY_SPACE, searched from lastIndex. */
-const BLANK = new RegExp(PY_SPACE.source, "g");
 
 /** Keys whose string value is content itself when it looks like base64 (`file_data`: OpenAI's file block). */
 const INLINE_DATA_KEYS = ["data", "base64", "bytes", "blob", "file_data"] as const;

@@ -216,10 +216,16 @@ describe("resolution in a real agent", () => {
 
 describe("the resolution hook on its own", () => {
   const hook = (config: ToolArtifactsConfigInput = {}) => resolutionMiddleware(parseToolArtifactsConfig(config)).wrapToolCall!;
-  const request = (args: unknown) => ({ toolCall: { id: "c1", name: "t", args: args as Record<string, unknown> }, tool: undefined, state: { messages: [], tool_artifacts: SEED }, runtime: {} }) as never;
+  const request = (args: unknown, registry: unknown = SEED) => ({ toolCall: { id: "c1", name: "t", args: args as Record<string, unknown> }, tool: undefined, state: { messages: [], tool_artifacts: registry }, runtime: {} }) as never;
   const passThrough = (seen: unknown[]) => (req: unknown) => {
     seen.push(req);
     return new ToolMessage({ content: "ran", tool_call_id: "c1" });
+  };
+  /** The hook's answer to a call with `args` against `registry`, and the requests that reached the tool. */
+  const called = async (args: unknown, registry: unknown[]) => {
+    const seen: unknown[] = [];
+    const result = (await hook()(request(args, registry), passThrough(seen) as never)) as ToolMessage;
+    return { seen, result };
   };
 
   it("refuses the call with its error result, not a TypeError, when the registry channel is null or undefined", async () => {
@@ -310,9 +316,7 @@ describe("the resolution hook on its own", () => {
   it("does not resolve a handle whose only registry item is no entry (an array holding an entry's fields)", async () => {
     // Capture, resolution and projection share one usable-entry test: what projection never shows must not resolve.
     const notAnEntry = Object.assign([], entry(REPORT, "/mnt/user-data/secret.txt"));
-    const seen: unknown[] = [];
-    const req = { toolCall: { id: "c1", name: "t", args: { path: REPORT } }, tool: undefined, state: { messages: [], tool_artifacts: [notAnEntry] }, runtime: {} } as never;
-    const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+    const { seen, result } = await called({ path: REPORT }, [notAnEntry]);
     expect(seen).toEqual([]);
     expect(result.status).toBe("error");
     expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
@@ -322,10 +326,8 @@ describe("the resolution hook on its own", () => {
   it("refuses a handle whose only entry has no string real_ref (a malformed checkpoint entry): the tool never sees the raw handle", async () => {
     // An entry without a usable reference is not a known handle: counted as known, it would let the call run with the handle as written.
     for (const real_ref of [undefined, null, 42, { path: "/mnt/user-data/report.md" }]) {
-      const seen: unknown[] = [];
       const malformed = { ...entry(REPORT, "/mnt/user-data/report.md"), real_ref } as unknown as ArtifactEntry;
-      const req = { toolCall: { id: "c1", name: "t", args: { path: REPORT } }, tool: undefined, state: { messages: [], tool_artifacts: [malformed] }, runtime: {} } as never;
-      const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+      const { seen, result } = await called({ path: REPORT }, [malformed]);
       expect(seen).toEqual([]);
       expect(result.status).toBe("error");
       expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
@@ -334,9 +336,7 @@ describe("the resolution hook on its own", () => {
   });
 
   it("lists the one current handle when the registry holds exactly one", async () => {
-    const seen: unknown[] = [];
-    const req = { toolCall: { id: "c1", name: "t", args: { path: GHOST } }, tool: undefined, state: { messages: [], tool_artifacts: [entry(REPORT, "/mnt/user-data/report.md")] }, runtime: {} } as never;
-    const result = (await hook()(req, passThrough(seen) as never)) as ToolMessage;
+    const { seen, result } = await called({ path: GHOST }, [entry(REPORT, "/mnt/user-data/report.md")]);
     expect(seen).toEqual([]);
     expect(String(result.content)).toContain(`Current handles (most recent first): ${REPORT}.`);
     expect(String(result.content)).not.toContain("No artifact handles are currently available.");
