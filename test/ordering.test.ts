@@ -117,6 +117,12 @@ describe("orderMiddleware", () => {
     expect(() => orderMiddleware(list)).toThrow(expect.objectContaining({ cycle: ["b", "c", "b"] }));
   });
 
+  it("names a cycle among the middlewares not placed yet, not one a placed middleware leads to", () => {
+    // p is placed first and leads into u ⇄ v; the ordering stops at x ⇄ y, earlier in the list.
+    const list = [mw("p", { before: ["u"] }), mw("x", { before: ["y"] }), mw("y", { before: ["x"] }), mw("u", { before: ["v"] }), mw("v", { before: ["u"] })];
+    expect(() => orderMiddleware(list)).toThrow(expect.objectContaining({ cycle: ["x", "y", "x"] }));
+  });
+
   it("reports a two-party contradiction between before and after", () => {
     expect(() => orderMiddleware([resolution(), mw("authorization", { before: ["tool-artifacts-resolution"] })])).toThrow(/cycle: .*tool-artifacts-resolution.*authorization|cycle: .*authorization.*tool-artifacts-resolution/);
   });
@@ -209,6 +215,8 @@ describe("orderMiddleware: constraints on the middleware itself (DESIGN §8's {n
     expect(names(orderMiddleware([{ name: "a" }, { name: "b", before: ["a"] }]))).toEqual(["b", "a"]);
     const both = { name: "c", before: ["a"], constraints: { before: ["b"] } };
     expect(names(orderMiddleware([mw("a"), mw("b"), both]))).toEqual(["c", "a", "b"]);
+    // Its constraints' `before` counts beside its own, also where the host's order would not already give it.
+    expect(names(orderMiddleware([mw("b"), mw("a"), both]))).toEqual(["c", "b", "a"]);
     // withConstraints keeps them in its copy.
     expect(names(orderMiddleware([mw("a"), mw("b"), withConstraints({ name: "c", before: ["a"] }, { before: ["b"] })]))).toEqual(["c", "a", "b"]);
     expect(() => orderMiddleware([{ name: "a", before: ["b"] }, { name: "b", before: ["a"] }])).toThrow(MiddlewareOrderingError);
@@ -263,6 +271,8 @@ describe("orderMiddleware: a built-in and its alias", () => {
     // Every one of them is moved ahead of what must follow pii; names merely like theirs are not.
     const list = [mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[email]"), mw("other"), mw("PIIMiddleware[api key]"), mw("PIIMiddleware"), mw("xPIIMiddleware[url]")];
     expect(names(orderMiddleware(list))).toEqual(["PIIMiddleware[email]", "PIIMiddleware[api key]", "after-pii", "other", "PIIMiddleware", "xPIIMiddleware[url]"]);
+    // Nor is a name that only begins like theirs.
+    expect(names(orderMiddleware([mw("after-pii", { after: ["pii"] }), mw("PIIMiddleware[url]-audit")]))).toEqual(["after-pii", "PIIMiddleware[url]-audit"]);
     // Each keeps its own name: constraints between two of them, or naming one, still hold.
     const between = [mw("PIIMiddleware[email]"), mw("x", { after: ["PIIMiddleware[email]"] }), mw("PIIMiddleware[url]", { after: ["x"] })];
     expect(names(orderMiddleware(between))).toEqual(["PIIMiddleware[email]", "x", "PIIMiddleware[url]"]);

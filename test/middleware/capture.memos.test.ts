@@ -66,6 +66,32 @@ describe("capture's memo of occurrence keys", () => {
     expect(state.tool_artifacts).toHaveLength(400);
   });
 
+  it("keeps, when it is swept, the memos of the messages still in the history", () => {
+    const hook = captureMiddleware({ maxEntries: 1000 }).beforeModel as unknown as Hook;
+    const runtime = { configurable: { thread_id: "memos-kept" } };
+    let ledger: string[] = [];
+    hashed.length = 0;
+    // A history of ten turns sliding over 400: sweeps come and go, and each
+    // round hashes its new turn only, never the nine turns it still holds.
+    for (let n = 0; n < 400; n++) {
+      const messages = Array.from({ length: Math.min(10, n + 1) }, (_, k) => turn(n - k)).flat();
+      const update = hook({ messages, tool_artifacts: [], tool_artifact_processed: ledger }, runtime);
+      ledger = mergeProcessed(ledger, update?.tool_artifact_processed ?? []);
+    }
+    expect(hashed).toHaveLength(2 * 400);
+  });
+
+  it("is swept past null and non-object entries in the history, as a round reads them", () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    const runtime = { configurable: { thread_id: "memos-null" } };
+    // One new turn a round beside a null and a string: 200 rounds pass the sweep's threshold of a short history.
+    const recorded = Array.from({ length: 200 }, (_, n) => {
+      const messages = [null, "text", ...turn(n)] as unknown as BaseMessage[];
+      return hook({ messages, tool_artifacts: [], tool_artifact_processed: [] }, runtime)?.tool_artifact_processed.length;
+    });
+    expect(recorded.every((count) => count === 2)).toBe(true);
+  });
+
   it("is kept for many threads served in turn, not only the last few", () => {
     const hook = captureMiddleware({}).beforeModel as unknown as Hook;
     const threads = Array.from({ length: 100 }, (_, t) => ({
@@ -170,6 +196,52 @@ describe("capture's memo of occurrence keys", () => {
     for (let k = 0; k < 12; k++) startedOver.push(step("burst-0", 2 + k));
     expect(startedOver.filter(Boolean)).toHaveLength(1);
     expect(startedOver[0]).toBe(true);
+  });
+});
+
+describe("capture's thread views at their bounds (README, What capture remembers between rounds)", () => {
+  const turns = (t: number, count: number) => Array.from({ length: count }, (_, n) => turn(1000 * t + n)).flat();
+  /** A capture whose rounds report whether the thread started over (hashed more than its new turn). */
+  const served = () => {
+    const hook = captureMiddleware({}).beforeModel as unknown as Hook;
+    return (thread: string, t: number, count: number, ledger: string[]) => {
+      hashed.length = 0;
+      hook({ messages: turns(t, count), tool_artifacts: [], tool_artifact_processed: ledger }, { configurable: { thread_id: thread } });
+      return hashed.length > 2;
+    };
+  };
+
+  it("keeps 16 long threads' views, however much they remember", () => {
+    const serve = served();
+    // 16 × 10,000 ledger items: past the item bound, so only the 16 kept however long remain.
+    const ledger = Array.from({ length: 10_000 }, (_, i) => `result:${i}`);
+    for (let t = 0; t < 16; t++) serve(`long-${t}`, t, 1, ledger);
+    const startedOver = Array.from({ length: 16 }, (_, t) => serve(`long-${t}`, t, 2, ledger));
+    expect(startedOver.filter(Boolean)).toHaveLength(0);
+  });
+
+  it("keeps more than 16 views while they remember 2^17 items in all, and not one item more", () => {
+    // Each view remembers its two memos (a call and its result) and its ledger's items.
+    const views = (lastLedger: number) => {
+      const serve = served();
+      const ledgers = Array.from({ length: 17 }, (_, t) => Array.from({ length: t < 16 ? 7_700 : lastLedger }, (_, i) => `result:${t}:${i}`));
+      ledgers.forEach((ledger, t) => serve(`thread-${t}`, t, 1, ledger));
+      return serve("thread-0", 0, 2, ledgers[0]!);
+    };
+    const exact = 2 ** 17 - 17 * 2 - 16 * 7_700;
+    expect(views(exact)).toBe(false);
+    expect(views(exact + 1)).toBe(true);
+  });
+
+  it("counts what the views it dropped remembered out: once long threads went, short ones are kept past 16 again", () => {
+    const serve = served();
+    const ledger = Array.from({ length: 10_000 }, (_, i) => `result:${i}`);
+    // Seventeen long threads: past the bounds, the oldest views go until they are back within 2^17 items.
+    for (let t = 0; t < 17; t++) serve(`long-${t}`, t, 1, ledger);
+    // Forty short threads: far within the bounds, all kept.
+    for (let t = 0; t < 40; t++) serve(`short-${t}`, 100 + t, 1, []);
+    const startedOver = Array.from({ length: 40 }, (_, t) => serve(`short-${t}`, 100 + t, 2, []));
+    expect(startedOver.filter(Boolean)).toHaveLength(0);
   });
 });
 
