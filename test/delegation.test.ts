@@ -310,6 +310,13 @@ describe("createTaskTool", () => {
     expect(taskTool.description).toContain("researcher");
     expect(Object.keys((taskTool.schema as z.ZodObject).shape).sort()).toEqual(["description", "subagent_type"]);
   });
+
+  it("shows the lead model the host's description, with the agent names after it", () => {
+    const agent = createAgent({ model: new ScriptedChatModel([]), tools: [] });
+    expect(createTaskTool({ agents: { researcher: agent, writer: agent }, description: "Hand work to a specialist." }).description).toBe(
+      "Hand work to a specialist. Available sub-agents: researcher, writer.",
+    );
+  });
 });
 
 
@@ -329,6 +336,13 @@ describe("createTaskTool: reports and thread ids, called directly", () => {
     expect(ToolMessage.isInstance(blank) && blank.status).toBe("error");
     const inherited = (await run(answering([new AIMessage("a")]), "toString")) as ToolMessage;
     expect([inherited.status, inherited.text]).toEqual(["error", 'Unknown subagent_type "toString". Available: "w".']);
+  });
+
+  it("takes the call id a runtime gives as toolCallId without a tool call, as ToolNode gives it", async () => {
+    const threads: unknown[] = [];
+    const task = createTaskTool({ agents: { w: answering([new AIMessage("a")], threads) } });
+    await task.invoke({ subagent_type: "w", description: "x" }, { toolCallId: "call_7", configurable: { thread_id: "lead" } } as never);
+    expect(threads).toEqual(["lead/task/call_7"]);
   });
 
   it("without a call id: no checkpoint_ns gives a fresh thread each time; a namespace's different tasks get different threads", async () => {

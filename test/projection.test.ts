@@ -1,7 +1,7 @@
 import { AIMessage, HumanMessage, SystemMessage, SystemMessageChunk, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, dynamicSystemPromptMiddleware, summarizationMiddleware, tool, type AgentMiddleware } from "langchain";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi, type MockInstance } from "vitest";
 import { z } from "zod";
 import { parseToolArtifactsConfig, ToolArtifactsConfigError, type ToolArtifactsConfigInput } from "../src/config.js";
 import { policyFingerprint } from "../src/fingerprint.js";
@@ -730,6 +730,25 @@ describe("projection edge cases", () => {
     await expect(project([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", strategy: "mask", detector }] } })).rejects.toThrow(TypeError);
   });
 
+  it("fails the model call on a detector match whose offsets are no character positions, rather than show the label unredacted", async () => {
+    for (const bad of [{ start: 0.5, end: 6 }, { start: "0", end: 6 }, { start: 0, end: Number.NaN }]) {
+      const detector = () => [{ text: "secret", ...bad }] as never;
+      await expect(project([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", detector }] } })).rejects.toThrow(TypeError);
+    }
+  });
+
+  it("redacts the part inside the text of a detector match that runs past either end of it, as langchain's splice does", async () => {
+    const shown = async (start: number, end: number) => {
+      const detector = (text: string) => (text.startsWith("secret") ? [{ text: "secret", start, end }] : []);
+      return shownName(await projectedBlock([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", detector }] } }));
+    };
+    expect(await shown(0, 99)).toBe("[REDACTED_K]");
+    expect(await shown(-3, 6)).toBe("[REDACTED_K].pdf");
+    expect(await shown(7, 99)).toBe("secret.[REDACTED_K]");
+    expect(await shown(10, 99)).toBe("secret.pdf");
+    expect(await shown(-5, 0)).toBe("secret.pdf");
+  });
+
   it("leaves out a section whose body is only whitespace", async () => {
     expect(await projectedBlock([entry(1)], { options: { sections: [{ title: "Blank", render: () => " \n\t" }] } })).not.toContain("## Blank");
   });
@@ -745,6 +764,7 @@ describe("projection edge cases", () => {
 
   it("refuses an artifact budget under 200 even where a line of the shortest labels fits", () => {
     expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 150, labelMaxChars: 16 })).toThrow(ToolArtifactsConfigError);
+    expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 199, labelMaxChars: 16 })).toThrow(configError("artifactBudgetChars"));
     expect(() => projectionMiddleware(parseToolArtifactsConfig({}), { artifactBudgetChars: 200, labelMaxChars: 16 })).not.toThrow();
   });
 
@@ -774,6 +794,157 @@ describe("projection edge cases", () => {
     await agent.invoke({ messages: [new HumanMessage("a")], tool_artifacts: [entry(1)] } as never, thread);
     const second = await agent.invoke({ messages: [new HumanMessage("b")] } as never, thread);
     expect(second.messages.map((m: BaseMessage) => m.text)).toEqual(["a", "one", "b", "two"]);
+  });
+});
+
+describe("projection edge cases: labels, detectors and what is kept", () => {
+  /** Runs test with RegExp exec spied on (restored after); keyRuns(head) counts the runs of the pattern `k\d` on a text that starts with head since the spy was last cleared. */
+  const withExecSpy = async (test: (exec: MockInstance<RegExp["exec"]>, keyRuns: (head: string) => number) => Promise<void>) => {
+    const exec = vi.spyOn(RegExp.prototype, "exec");
+    try {
+      await test(exec, (head) => exec.mock.calls.filter(([text], i) => (exec.mock.contexts[i] as RegExp).source === "k\\d" && text.startsWith(head)).length);
+    } finally {
+      exec.mockRestore();
+    }
+  };
+  const keyProjection = (options: ProjectionOptions) => projectionMiddleware(parseToolArtifactsConfig({ piiRules: [{ piiType: "key", detector: /k\d/g }] }), options);
+
+  it("shows a label of exactly labelMaxChars whole, with no ellipsis", async () => {
+    expect(shownName(await projectedBlock([entry(1, { display_name: "a".repeat(20) })], { options: { labelMaxChars: 20 } }))).toBe("a".repeat(20));
+  });
+
+  it("takes out a soft hyphen in a label that is otherwise ASCII", async () => {
+    expect(shownName(await projectedBlock([entry(1, { display_name: "pass\u00adword.pdf" })]))).toBe("password.pdf");
+  });
+
+  it("shows the last C1 control of a label, and an escape in a section body, as a space", async () => {
+    const block = await projectedBlock([entry(1, { display_name: "a\u009fb.pdf" })], { options: { sections: [{ title: "Notes", render: () => "x\u001b[2Jy" }] } });
+    expect(shownName(block)).toBe("a b.pdf");
+    expect(block).toContain("## Notes\n  x [2Jy\n");
+  });
+
+  it("takes out the black flag of a subdivision flag it cuts, with its tags", async () => {
+    const flag = "\u{1F3F4}\u{E0067}\u{E0062}\u{E0065}\u{E006E}\u{E0067}\u{E007F}";
+    expect(shownName(await projectedBlock([entry(1, { display_name: `aaaa${flag}zz` })], { options: { labelMaxChars: 16 } }))).toBe("aaaa…");
+  });
+
+  it("steps one unit over an empty match at U+FFFF, the last character of one unit (a unicode pattern)", async () => {
+    const block = await projectedBlock([entry(1, { display_name: "x\uffff42.log" })], { config: { piiRules: [{ piiType: "digits", detector: /\d*/gu }] } });
+    expect(shownName(block)).toBe("x\uffff[REDACTED_DIGITS].log");
+  });
+
+  it("runs the exec a plain RegExp has of its own, as langchain does", async () => {
+    const detector = Object.assign(/k\d/g, {
+      exec(this: RegExp, text: string) {
+        let m = RegExp.prototype.exec.call(this, text);
+        while (m !== null && m[0] === "k2") m = RegExp.prototype.exec.call(this, text);
+        return m;
+      },
+    });
+    const block = await projectedBlock([entry(1, { display_name: "k1 k2 k3.txt" })], { config: { piiRules: [{ piiType: "key", detector }] } });
+    expect(shownName(block)).toBe("[REDACTED_KEY] k2 [REDACTED_KEY].txt");
+  });
+
+  it("redacts a label rendered from inside a detector's exec from the start, not from where the outer loop stood", async () => {
+    const inner: Array<Promise<string>> = [];
+    let depth = 0;
+    class Reentrant extends RegExp {
+      override exec(text: string) {
+        // Mid-loop (past the first match), the host's code renders another registry with the same projection.
+        if (depth === 0 && this.lastIndex > 0) {
+          depth++;
+          inner.push(projectedBlock([entry(9, { display_name: "SECRET9.txt" })], { projection }));
+          depth--;
+        }
+        return super.exec(text);
+      }
+    }
+    const projection = projectionMiddleware(parseToolArtifactsConfig({ piiRules: [{ piiType: "secret", detector: new Reentrant("SECRET\\d", "g") }] }));
+    expect(shownName(await projectedBlock([entry(1, { display_name: "SECRET1-SECRET2.txt" })], { projection }))).toBe("[REDACTED_SECRET]-[REDACTED_SECRET].txt");
+    expect(inner.length).toBeGreaterThan(0);
+    for (const block of await Promise.all(inner)) expect(shownName(block)).toBe("[REDACTED_SECRET].txt");
+  });
+
+  it("redacts a text once per projection with a built-in rule too", () =>
+    withExecSpy(async (exec) => {
+      const emailRuns = () => exec.mock.contexts.filter((re) => (re as RegExp).source.includes("@")).length;
+      const projection = projectionMiddleware(parseToolArtifactsConfig({ piiRules: [{ piiType: "email", strategy: "redact" }] }));
+      const runs: number[] = [];
+      for (let call = 0; call < 2; call++) {
+        exec.mockClear();
+        expect(shownName(await projectedBlock([entry(1, { display_name: "to bob@example.com.pdf" })], { projection }))).toBe("to [REDACTED_EMAIL]");
+        runs.push(emailRuns());
+      }
+      expect(runs[0]).toBeGreaterThan(0);
+      expect(runs[1]).toBe(0);
+    }));
+
+  it("starts over past the characters it may keep: a long section body is redacted again after two others", () =>
+    withExecSpy(async (exec, keyRuns) => {
+      // Each body and its shown text take over half of the 16 MiB (2^23 characters) kept.
+      let body = "";
+      const projection = keyProjection({ sections: [{ title: "Notes", render: () => body }] });
+      const show = async (head: string) => {
+        body = head + "x".repeat(4_500_000);
+        exec.mockClear();
+        await projectedBlock([entry(1)], { projection });
+        return keyRuns(head);
+      };
+      expect(await show("A k1")).toBeGreaterThan(0);
+      expect(await show("A k1")).toBe(0);
+      expect(await show("B k2")).toBeGreaterThan(0);
+      // A and B took more than is kept: the store started over with B alone.
+      expect(await show("A k1")).toBeGreaterThan(0);
+      // And then over again with A alone.
+      expect(await show("B k2")).toBeGreaterThan(0);
+    }));
+
+  it("keeps up to 8192 texts and 2^23 characters of them, as the README says, and starts over past either", () =>
+    withExecSpy(async (exec, keyRuns) => {
+      // A body that with its shown text (cut to the default 4000) takes exactly 2^23 characters is kept.
+      const body = "k1 " + "x".repeat((1 << 23) - 4000 - 3);
+      const projection = keyProjection({ sections: [{ title: "Notes", render: () => body }] });
+      const runs: number[] = [];
+      for (let call = 0; call < 2; call++) {
+        exec.mockClear();
+        await projectedBlock([entry(1)], { projection });
+        runs.push(keyRuns("k1 "));
+      }
+      expect(runs[0]).toBeGreaterThan(0);
+      expect(runs[1]).toBe(0);
+      // Labels: "file", "application/pdf", "fetch_report" and 8190 names make 8193 texts: the last starts the store over.
+      const entries = Array.from({ length: 8190 }, (_, i) => entry(i + 1, { display_name: `name-${i}.pdf` }));
+      const labels = keyProjection({ artifactBudgetChars: 10_000_000 });
+      await projectedBlock(entries, { projection: labels });
+      exec.mockClear();
+      await projectedBlock(entries.slice(-1), { projection: labels });
+      expect(keyRuns("file")).toBeGreaterThan(0);
+    }));
+
+  it("keeps the message's id and name in the copies it makes of the system and user messages", async () => {
+    const { systemMessage, messages } = await project([entry(1)], {
+      options: { blockPlacement: "user-turn" },
+      systemMessage: new SystemMessage({ content: "sys", id: "sys-1", name: "rules" }),
+      messages: [new HumanMessage({ content: "hi", id: "msg-1", name: "alice" })],
+    });
+    expect([systemMessage.id, systemMessage.name]).toEqual(["sys-1", "rules"]);
+    expect(messages).toHaveLength(1);
+    expect([messages[0]!.id, messages[0]!.name]).toEqual(["msg-1", "alice"]);
+  });
+
+  it("declares the ledger a section names with its reducer: updates add to it, not replace it", async () => {
+    const section = { title: "Ledger", stateKeys: ["tool_artifact_processed"], render: ({ state }: SectionView) => `ledger ${JSON.stringify(state.tool_artifact_processed ?? null)}` };
+    const model = new ScriptedChatModel([{ content: "one" }, { content: "two" }]);
+    const agent = createAgent({ model, tools: [], middleware: [projectionMiddleware(parseToolArtifactsConfig({}), { sections: [section] }) as unknown as AgentMiddleware], checkpointer: new MemorySaver() });
+    const thread = { configurable: { thread_id: "ledger-reducer" } };
+    await agent.invoke({ messages: [new HumanMessage("a")], tool_artifacts: [entry(1)], tool_artifact_processed: ["k1"] } as never, thread);
+    await agent.invoke({ messages: [new HumanMessage("b")], tool_artifact_processed: ["k2"] } as never, thread);
+    expect(blockText(model.seen[1]!)).toContain("## Ledger\n  ledger [&quot;k1&quot;,&quot;k2&quot;]");
+  });
+
+  it("restates only the summary langchain leaves, a human message, not another message that carries its marker", () => {
+    const marked = new AIMessage({ content: "not a summary", additional_kwargs: { lc_source: "summarization" } });
+    expect(conversationSummarySection().render({ state: {}, messages: [marked], runtime: {} } as never)).toBeUndefined();
   });
 });
 

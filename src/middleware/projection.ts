@@ -263,8 +263,16 @@ function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detec
  * them in from the end, so a later one out of order or overlapping garbles
  * the text and can leave a match shown). The earliest, then longest, wins.
  */
-function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: number }>, length: number) {
-  const valid = matches.filter((m) => Number.isInteger(m.start) && Number.isInteger(m.end) && 0 <= m.start && m.start < m.end && m.end <= length);
+function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: number }>, length: number, piiType: string) {
+  // Offsets that are no character positions ("3", 2.5) are the detector's bug:
+  // dropped, the text it meant would be shown unredacted, so the call fails.
+  const bad = matches.find((m) => !Number.isInteger(m.start) || !Number.isInteger(m.end));
+  if (bad !== undefined) throw new TypeError(`projection: PII rule "${piiType}": a match's start and end must be integers (got ${describeValue(bad.start)} and ${describeValue(bad.end)})`);
+  // Offsets past either end are cut to the text, as langchain's splice cuts
+  // the end: dropped, the part inside it would be shown unredacted.
+  const valid = matches
+    .map((m) => (m.start >= 0 && m.end <= length ? m : { ...m, start: Math.max(m.start, 0), end: Math.min(m.end, length) }))
+    .filter((m) => m.start < m.end);
   valid.sort((a, b) => a.start - b.start || b.end - a.end);
   let covered = 0;
   return valid.filter((m) => {
@@ -291,7 +299,7 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redact
   const redact: Redactor = (text) => {
     let out = text;
     for (const rule of resolved) {
-      const matches = inOrder(rule.detector(out), out.length);
+      const matches = inOrder(rule.detector(out), out.length, rule.piiType);
       if (matches.length === 0) continue;
       try {
         out = applyStrategy(out, matches, rule.strategy, rule.piiType);
