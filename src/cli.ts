@@ -177,7 +177,10 @@ async function openInput(file: string): Promise<Input> {
     if (stat.isDirectory()) throw new InputError("EISDIR: stdin is a directory");
     // A file redirected to stdin (`scan - < file`) has a size, as the file named would: the progress bar and the default threads use it.
     const size = stat.isFile() ? stat.size : undefined;
-    return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), size, close: async () => {} };
+    // Once the scan has ended (a closed stdout, say), stop reading: a live
+    // stdin (`tail -f log | tool-artifacts scan - | head`) would otherwise
+    // keep the process alive for as long as it stays open.
+    return { name: "<stdin>", source: readErrors(streamSource(process.stdin)), size, close: async () => void process.stdin.destroy() };
   }
   let handle;
   try {

@@ -385,6 +385,22 @@ describe("scanArchive", () => {
     }
   });
 
+  it("from a source that does not pause, holds complete lines until a chunk fills: chunks of chunkBytes, not one per read", async () => {
+    const line = JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: "/mnt/user-data/a.txt" } }) + "\n";
+    const input = Buffer.from(line.repeat(400));
+    // Reads of 100 bytes, each answered at once: every read ends a line, and no line waits for more input.
+    // The clock stands still, so no line is held past MAX_HOLD_MS however slow the machine is.
+    vi.useFakeTimers({ toFake: ["performance"] });
+    try {
+      const summary = await scanArchive(streamSource(pieces(input, [100])), (_, done) => done(), { format: "jsonl", createdAt: CREATED_AT, chunkBytes: 4096, onFailure() {} });
+      expect(summary).toMatchObject({ lines: 400, entries: 400, bytesRead: input.length });
+      // A chunk is sent once it holds chunkBytes, so at most one per 4 KiB read; not one per read.
+      expect(summary.chunks).toBeLessThanOrEqual(Math.ceil(input.length / 4096));
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("never calls the writer for a chunk without output", async () => {
     const other = JSON.stringify({ thread_id: "t", message: { type: "ai", content: "/mnt/user-data/a.txt" } }) + "\n";
     const writes: number[] = [];

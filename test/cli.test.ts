@@ -199,6 +199,30 @@ describe("tool-artifacts scan", () => {
     }
   });
 
+  it("a reader that closes the output ends the scan of a stdin that stays open (`tail -f log | scan - | head`)", async () => {
+    const line = JSON.stringify({ thread_id: "live", message: { tool_call_id: "c", content: "/mnt/user-data/live.txt" } }) + "\n";
+    const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "src/cli.ts"), "scan", "-", "--stats"], { cwd: ROOT });
+    let stderr = "";
+    child.stdin.on("error", () => {});
+    // A live log: a line now and then until the scan has stopped, and the input never ends.
+    const feed = setInterval(() => child.stdin.write(line), 100);
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d;
+      if (stderr.includes("stopped early")) clearInterval(feed);
+    });
+    try {
+      child.stdin.write(line);
+      await once(child.stdout, "data");
+      child.stdout.destroy();
+      const [code] = (await once(child, "exit")) as [number];
+      expect(code).toBe(0);
+      expect(stderr).toMatch(/^stopped early: the output was closed/);
+    } finally {
+      clearInterval(feed);
+      if (child.exitCode === null) child.kill();
+    }
+  });
+
   it("reports each bad line by number and reason, keeps scanning, and exits 1", () => {
     const good = (n: number) => JSON.stringify({ thread_id: "t", message: { tool_call_id: `c${n}`, content: `/mnt/user-data/${n}.txt` } });
     const file = join(dir, "mixed.jsonl");
@@ -455,6 +479,25 @@ describe("tool-artifacts scan", () => {
     expect(failedStats.stderr).toMatch(/long-bad\.jsonl:1: invalid JSON.*\nstopped early: .*\nlines \d+, entries \d+, bad lines 1, /s);
   });
 
+  it.skipIf(!hasBash)("--stats after the reader closed the pipe counts only the chunks written whole, not the one cut off", () => {
+    // About four chunks of output, 1.2 MB each; the reader takes 1.5 MB: one chunk goes through whole, the second is cut off.
+    const file = join(dir, "four-chunks.jsonl");
+    writeFileSync(file, readFileSync(EXAMPLE, "utf8").repeat(1500));
+    const full = cli(["scan", file, "--threads", "1"], { maxBuffer: 1 << 26 });
+    expect(full.status).toBe(0);
+    const lineBytes = full.stdout.split("\n").map((l) => Buffer.byteLength(l) + 1);
+    const taken = 1_500_000;
+    const command = `"${process.execPath}" --import tsx src/cli.ts scan "${file}" --threads 1 --stats | head -c ${taken} > /dev/null`;
+    const r = spawnSync("bash", ["-c", command], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const counted = /^stopped early: .*\nlines (\d+), entries (\d+), /.exec(r.stderr);
+    expect(counted, r.stderr).not.toBeNull();
+    const entries = Number(counted![2]);
+    expect(entries).toBeGreaterThan(0);
+    // What was written whole went into the pipe: what the reader took, and at most what the pipe holds (64 KiB; 512 KiB of slack).
+    const written = lineBytes.slice(0, entries).reduce((a, b) => a + b, 0);
+    expect(written).toBeLessThanOrEqual(taken + 512 * 1024);
+  });
+
   const hasScript = spawnSync("script", ["--version"]).status === 0;
   it.skipIf(!hasScript)("shows progress on stderr only when stderr is a terminal", () => {
     const piped = cli(["scan", EXAMPLE]);
@@ -564,6 +607,16 @@ describe("tool-artifacts scan: input and options at their edges", () => {
       const r = cli(["scan", file, "--threads", threads, "--sandbox-prefix", "/data/"]);
       expect(r.status).toBe(0);
       expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(["/data/out.csv"]);
+    }
+  });
+
+  it("--sandbox-prefix takes several prefixes, in one list or repeated, and scans with all of them", () => {
+    const file = join(dir, "prefixes.jsonl");
+    writeFileSync(file, JSON.stringify({ thread_id: "t", message: { tool_call_id: "c", content: "wrote /data/out.csv, /srv/b.txt and /mnt/user-data/a.txt" } }) + "\n");
+    for (const args of [[file, "--sandbox-prefix", "/data/", "/srv/"], ["--sandbox-prefix", "/data/", "--sandbox-prefix", "/srv/", "--", file]]) {
+      const r = cli(["scan", ...args]);
+      expect(r.status, r.stderr).toBe(0);
+      expect(rows(r.stdout).map((e) => e.real_ref)).toEqual(["/data/out.csv", "/srv/b.txt"]);
     }
   });
 
