@@ -964,6 +964,12 @@ describe("a message that says it is no tool result", () => {
     expect(() => extract(serialized)).toThrow('extractArtifacts: the message has "toolCallId"; did you mean tool_call_id?');
   });
 
+  it("takes a tool message with its own content beside a data field as the message, not as the stored form", () => {
+    // Only {type, data} with no result fields of its own is LangChain's stored form.
+    const message = { type: "tool", name: "export", id: "m1", content: "wrote /mnt/user-data/out.csv", data: { rows: 3 } };
+    expect(extract(message).map((e) => e.real_ref)).toEqual(["/mnt/user-data/out.csv"]);
+  });
+
   it("sees tool_call_id spelt otherwise beside another key whose getter throws (odd data elsewhere in the message)", () => {
     // The throwing key comes first, so it is met before the misspelt one.
     const message = Object.assign(Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("odd"); } }), { toolCallId: "c1", content: "/mnt/user-data/a.txt" });

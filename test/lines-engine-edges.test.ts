@@ -312,10 +312,26 @@ describe("engine display names: schemes with + and drive paths", () => {
     expect(got.engine).toBe(got.reference);
     expect(got.engine).toContain('"display_name":"/x/a+b:/"');
   });
+  // A last segment ending in ":" that is no scheme (a digit first, or "_") is the name as any other.
+  it.each([["/x/1a:", "1a:"], ["/x/a_b:", "a_b:"]])("names %s %s", (path, name) => {
+    const got = both(toolLine("ok", { structured_content: { path } }));
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain(`"display_name":"${name}"`);
+  });
   // In a drive path `\` separates as `/` does, whichever follows the colon.
   it("splits C:/dir\\a.txt at the backslash", () => {
     const got = both(toolLine("see C:/dir\\a.txt now"), { sandboxPrefixes: ["C:/"] });
     expect(got.stats.engineLines).toBe(1);
+    expect(got.engine).toBe(got.reference);
+    expect(got.engine).toContain('"display_name":"a.txt"');
+  });
+  // A backslash right after the colon makes a drive path too: C:\dir\a.txt is named a.txt, not kept whole.
+  it("splits C:\\dir\\a.txt at the backslashes", () => {
+    const got = both(toolLine("see C:\\dir\\a.txt now"), { sandboxPrefixes: ["C:\\"] });
+    expect(got.stats.engineLines).toBe(1);
+    expect(got.entries).toBe(1);
     expect(got.engine).toBe(got.reference);
     expect(got.engine).toContain('"display_name":"a.txt"');
   });

@@ -47,6 +47,14 @@ describe("mergeToolArtifacts", () => {
     expect(handles(out)).toEqual(["a", "b"]);
   });
 
+  it("takes an item with a string handle as an entry whatever else it carries, a trim directive's fields too", () => {
+    // Entries are loose (a newer twin may add fields): one that also has
+    // `op`/`keep` is still an entry, kept as the registry keeps it, and evicts nothing.
+    const odd = { ...entry("b"), op: "trim_to", keep: 0 } as ArtifactEntry;
+    expect(handles(mergeToolArtifacts([entry("a")], [odd]))).toEqual(["a", "b"]);
+    expect(handles(mergeToolArtifacts([entry("a"), odd], [entry("c")]))).toEqual(["a", "b", "c"]);
+  });
+
   it("drops junk that older state left in the registry, and trims count entries only", () => {
     const stored = [null, entry("a"), 7, { handle: 5 }, entry("b")] as unknown as ArtifactEntry[];
     expect(handles(mergeToolArtifacts(stored, [entry("a", { consumed_by: ["c1"] }), entry("c")]))).toEqual(["a", "b", "c"]);

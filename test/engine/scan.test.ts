@@ -42,7 +42,7 @@ const VOCAB = [
 ];
 const fragments = fc.constantFrom(...VOCAB);
 const soup = (maxLength: number, extra: fc.Arbitrary<string>[] = []) =>
-  fc.array(extra.length ? fc.oneof(fragments, ...extra) : fragments, { maxLength }).map((parts) => parts.join(""));
+  fc.array(extra.length ? fc.oneof(fragments, ...extra) : fragments, { maxLength, size: "max" }).map((parts) => parts.join(""));
 
 const loneSurrogate = fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c));
 const anyCodePoint = fc.string({ unit: "binary", minLength: 1, maxLength: 1 });
@@ -237,6 +237,12 @@ describe("scanText: behaviour", () => {
     expect(refsOf(text, { sandboxPrefixes: ["/"] })).toEqual(["/a"]);
     const distinct = Array.from({ length: 5000 }, (_, i) => `/${i.toString(36)}`).join(" ");
     expect(scanText(distinct, { sandboxPrefixes: ["/"] })).toEqual(regexpScanText(distinct, ["/"]));
+  });
+
+  it("fits the densest URLs (the shortest, one blank apart)", () => {
+    expect(refsOf("http://a.md ".repeat(100_000))).toEqual(["http://a.md"]);
+    const distinct = Array.from({ length: 5000 }, (_, i) => `http://${(i % 36).toString(36)}.${["md", "gif", "pdf"][i % 3]}`).join(" ");
+    expect(scanText(distinct)).toEqual(regexpScanText(distinct));
   });
 
   it("returns [] for the adversarial 'http://a.' repeated to 1 MiB", () => {
