@@ -277,6 +277,18 @@ describe("batches", () => {
     expect(generateHandles(seeds)).toEqual(seeds.map(handleOracle));
   });
 
+  it("escapes a quote in an id of keys without a message id in a batch, as occurrenceKey does", () => {
+    // One quote per seed beyond the structure's four: the batch must still see that an id needs escaping.
+    const seeds: OccurrenceSeed[] = [
+      { kind: "result", threadId: 't"q', messageId: null, toolCallId: "c", index: 2 },
+      { kind: "call", threadId: "t", messageId: undefined, toolCallId: 'a"', index: 0 },
+    ];
+    const want = seeds.map((s) => occurrenceKey(s.kind, s.threadId, s.messageId, s.toolCallId, s.index));
+    expect(want[0]).toBe(`result:${nodeHex('["t\\"q", null, "c", 2]')}`);
+    expect(occurrenceKeys(seeds)).toEqual(want);
+    expect(occurrenceKeys([seeds[0]])).toEqual([want[0]]);
+  });
+
   it("escapes only what needs it when one id in a plain batch needs escaping", () => {
     const plain: OccurrenceSeed = { kind: "result", threadId: "t-1", messageId: "m-1", toolCallId: "c-1", index: 0 };
     // Each of these keeps the optimistic JSON printable ASCII or changes its
@@ -491,6 +503,13 @@ describe("engine lifecycle", () => {
     });
     expect(occurrenceKeys(seeds)).toEqual(want);
     expect(reads).toBe(1);
+  });
+
+  it("hashes a long id of three-byte characters in full on a fresh instance", () => {
+    // 3 UTF-8 bytes per unit: more than the arena a fresh instance has reserved for hashing.
+    rebuild();
+    const t = "€".repeat(1 << 20);
+    expect(generateHandle(t, "c", 0)).toBe(`art_${nodeHex(`${t}:c:0:0`).slice(0, 8)}`);
   });
 
   it("keeps hashing correctly after another caller grows memory", () => {

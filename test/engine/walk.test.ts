@@ -259,6 +259,30 @@ describe("serializeBounded", () => {
     const v = [1234567, ...Array<number>(712).fill(1.2345678901234567e21)];
     expect(text(v)).toBe(JSON.stringify(v));
   });
+
+  it("grows the buffer for a long string of three-byte characters whose closing quote falls just past its end", () => {
+    serializeBounded(overAMiB); // the next payload starts on a fresh 16 KiB buffer
+    // {"file":[ (9 bytes) + "x€…" (1 + 3 × 4000 + 2 quotes) + "," = 12013 bytes; then 1457 × "€" (4371 bytes
+    // between its quotes): the closing quote is the first byte past 16384.
+    const v = { file: ["x" + "€".repeat(4000), "€".repeat(1457)] };
+    expect(text(v)).toBe(JSON.stringify(v));
+  });
+
+  it("escapes a lone surrogate in a long string that holds nothing else to escape, as JSON.stringify does", () => {
+    const note = "a".repeat(60) + "\ud800";
+    for (const v of [note, "\udfff" + "é".repeat(60), { path: "/tmp/" + "x".repeat(50) + "\udc00" }, [note, "\ud83d".repeat(50)]]) {
+      expect(text(v)).toBe(JSON.stringify(v));
+    }
+    // The data fallback is the payload's JSON text: the escape, not U+FFFD.
+    expect(walkStructured({ note })).toEqual({ status: "ok", refs: [], data: JSON.stringify({ note }) });
+  });
+
+  it("stops at the level budget itself: 32 levels are written, a value at level 33 is rejected", () => {
+    expect(text(wrap(1, MAX_WALK_DEPTH - 1))).toBe(JSON.stringify(wrap(1, MAX_WALK_DEPTH - 1)));
+    expect(serializeBounded(wrap(1, MAX_WALK_DEPTH))).toEqual({ ok: false, reason: "depth" });
+    expect(serializeBounded(wrap({}, MAX_WALK_DEPTH))).toEqual({ ok: false, reason: "depth" });
+    expect(serializeBounded({ a: wrap("s", MAX_WALK_DEPTH - 1) })).toEqual({ ok: false, reason: "depth" });
+  });
 });
 
 describe("walk budgets", () => {
