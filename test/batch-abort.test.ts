@@ -74,6 +74,7 @@ describe("scanBatch's signal", () => {
     ["a string", "stop"],
     ["null", null],
     ["an object without listeners", { aborted: false }],
+    ["an object that can add a listener but not remove it", { aborted: false, addEventListener() {} }],
     ["an AbortController", new AbortController()],
   ])("refuses %s, naming the option", async (_, signal) => {
     await expect(scanBatch([], { signal: signal as never })).rejects.toThrow(/^scanBatch: options\.signal must be an AbortSignal \(got /);
@@ -127,6 +128,22 @@ describe("scanBatch's signal", () => {
     // Its slice done, the worker takes the next batch; the aborted one sent nothing more meanwhile.
     await servesOn(pool);
     expect(sorted(read)).toEqual(first);
+  });
+
+  it("lets the slice a worker is scanning finish there when the signal aborts: that worker is not ended", async () => {
+    const { held, pool } = heldPool();
+    const controller = new AbortController();
+    const batch = scanBatch(one("hold"), { pool, ...onWorkers, signal: controller.signal });
+    await until(held.holding);
+    const [worker] = pool.workers;
+    let exited = false;
+    worker.once("exit", () => (exited = true));
+    controller.abort();
+    await expect(batch).rejects.toMatchObject({ name: "AbortError" });
+    held.release();
+    await servesOn(pool);
+    expect(exited).toBe(false);
+    expect(pool.workers).toEqual([worker]);
   });
 
   it("takes its slices out of a busy pool's queue: they never run", async () => {

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
+import { MIN_CORES_FOR_SHARED_POOL, POOL_THRESHOLD, scanBatch, ScanPool, type BatchItem } from "../src/batch/index.js";
 import { BufferPool } from "../src/batch/buffers.js";
 import { WorkerStartError } from "../src/batch/errors.js";
 import { formatEntries } from "../src/batch/format.js";
@@ -123,6 +123,15 @@ describe("packing", () => {
     expect(Buffer.from(out.output).toString()).toBe("a\n𝄞\n");
   });
 
+  it("reads back a line result that fills its buffer exactly: the engine's byte output, packed into a buffer of its size", () => {
+    const bytes = Buffer.from('{"handle":"h"}\n');
+    const packed = packLineResult({ lines: 1, entries: 1, rejected: 0, skipped: 0, failures: [] }, [new Uint8Array(bytes)]);
+    expect(packed.byteLength).toBe(6 * 4 + bytes.byteLength);
+    const out = unpackLineResult(packed);
+    expect(out).toMatchObject({ lines: 1, entries: 1, failures: [] });
+    expect(Buffer.from(out.output).toString()).toBe('{"handle":"h"}\n');
+  });
+
   it("rejects a line result whose header or sections overrun it instead of reading garbage", () => {
     expect(() => unpackLineResult(new ArrayBuffer(20))).toThrow("packed line result: 20 bytes is shorter than the header");
     const buffer = packLineResult({ lines: 1, entries: 0, rejected: 0, skipped: 0, failures: [] }, ["ab"]);
@@ -191,6 +200,16 @@ describe("scanBatch", () => {
     await expect(scanBatch(items, { pool: closed, poolThreshold: 0 })).rejects.toThrow("scanBatch: options.pool is closed");
     const closing = new ScanPool({ threads: 2 });
     const batch = scanBatch(items, { pool: closing, createdAt: CREATED_AT, poolThreshold: 0 });
+    await closing.close();
+    const result = await batch;
+    expect(result.errors).toEqual([]);
+    expect(result.entries).toEqual(expected(items));
+  });
+
+  it("finishes here a batch whose pool is closed under it even when the calling thread was to stay free, blaming no worker", async () => {
+    const items = corpus(600);
+    const closing = new ScanPool({ threads: 2 });
+    const batch = scanBatch(items, { pool: closing, createdAt: CREATED_AT, poolThreshold: 0, callingThreadScans: false });
     await closing.close();
     const result = await batch;
     expect(result.errors).toEqual([]);
@@ -1201,6 +1220,21 @@ describe("process lifetime", () => {
     expect(r.status).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ entries: 300, errors: 0, tasks: 0 });
   });
+
+  it("at exactly MIN_CORES_FOR_SHARED_POOL cores, a large batch without a pool goes to the shared pool", () => {
+    const r = child(`${reportCores(MIN_CORES_FOR_SHARED_POOL)}
+      let tasks = 0;
+      const run = ScanPool.prototype.run;
+      ScanPool.prototype.run = function (task) {
+        tasks++;
+        return run.call(this, task);
+      };
+      const result = await scanBatch(items);
+      await closeSharedPool();
+      console.log(JSON.stringify({ entries: result.entries.flat().length, errors: result.errors.length, tasks: tasks > 0 }));`);
+    expect(r.status).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ entries: 300, errors: 0, tasks: true });
+  });
 });
 
 describe("output format", () => {
@@ -1405,6 +1439,13 @@ describe("scanBatch slices on a pool", () => {
     const r = await scanBatch(toolItems(10), { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
     expect(r.errors.map((e) => e.index)).toEqual([2, 5, 8, 9]);
     expect(r.errors[3].error).toMatch(/not scanned, the worker scanning items 9\.\.9 failed/);
+  });
+
+  it("rounds a share with a small remainder up too: 9 items on one thread go in slices of 3", async () => {
+    const pool = new CorruptingPool({ threads: 1 });
+    const r = await scanBatch(toolItems(9), { pool, poolThreshold: 1, callingThreadScans: false, createdAt: CREATED_AT });
+    expect(r.errors.map((e) => e.index)).toEqual([2, 5, 8]);
+    expect(r.errors[2].error).toMatch(/not scanned, the worker scanning items 6\.\.8 failed/);
   });
 
   it("names the slice a worker failed by the items it was sent, not those scanned here or skipped", async () => {
