@@ -734,6 +734,8 @@ describe("projection edge cases", () => {
     for (const bad of [{ start: 0.5, end: 6 }, { start: "0", end: 6 }, { start: 0, end: Number.NaN }]) {
       const detector = () => [{ text: "secret", ...bad }] as never;
       await expect(project([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", detector }] } })).rejects.toThrow(TypeError);
+      // A block rule withholds the label on any match, as it does where the match is well formed.
+      expect(shownName(await projectedBlock([entry(1, { display_name: "secret.pdf" })], { config: { piiRules: [{ piiType: "k", strategy: "block", detector }] } }))).toBe("[BLOCKED_K]");
     }
   });
 

@@ -263,11 +263,7 @@ function patternDetector(pattern: string | RegExp): ResolvedRedactionRule["detec
  * them in from the end, so a later one out of order or overlapping garbles
  * the text and can leave a match shown). The earliest, then longest, wins.
  */
-function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: number }>, length: number, piiType: string) {
-  // Offsets that are no character positions ("3", 2.5) are the detector's bug:
-  // dropped, the text it meant would be shown unredacted, so the call fails.
-  const bad = matches.find((m) => !Number.isInteger(m.start) || !Number.isInteger(m.end));
-  if (bad !== undefined) throw new TypeError(`projection: PII rule "${piiType}": a match's start and end must be integers (got ${describeValue(bad.start)} and ${describeValue(bad.end)})`);
+function inOrder(matches: ReadonlyArray<{ text: string; start: number; end: number }>, length: number) {
   // Offsets past either end are cut to the text, as langchain's splice cuts
   // the end: dropped, the part inside it would be shown unredacted.
   const valid = matches
@@ -299,12 +295,19 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redact
   const redact: Redactor = (text) => {
     let out = text;
     for (const rule of resolved) {
-      const matches = inOrder(rule.detector(out), out.length, rule.piiType);
+      const found = rule.detector(out);
+      // Offsets that are no character positions ("3", 2.5) are the detector's
+      // bug: dropped, the text it meant would be shown unredacted. A block rule
+      // withholds the label on any match; another fails the call.
+      const bad = found.find((m) => !Number.isInteger(m.start) || !Number.isInteger(m.end));
+      if (bad !== undefined && rule.strategy === "block") return blocked(rule.piiType);
+      if (bad !== undefined) throw new TypeError(`projection: PII rule "${rule.piiType}": a match's start and end must be integers (got ${describeValue(bad.start)} and ${describeValue(bad.end)})`);
+      const matches = inOrder(found, out.length);
       if (matches.length === 0) continue;
       try {
         out = applyStrategy(out, matches, rule.strategy, rule.piiType);
       } catch (error) {
-        if (error instanceof PIIDetectionError) return `[BLOCKED_${rule.piiType.toUpperCase()}]`;
+        if (error instanceof PIIDetectionError) return blocked(rule.piiType);
         throw error;
       }
     }
@@ -312,6 +315,8 @@ function createRedactor(rules: readonly RedactionRuleConfig[]): { redact: Redact
   };
   return { redact, pure };
 }
+
+const blocked = (piiType: string) => `[BLOCKED_${piiType.toUpperCase()}]`;
 
 /** A rule whose detector is a built-in type's or a plain pattern, not the host's code (a function, a RegExp subclass's `exec`). */
 const isOwnDetector = ({ detector }: RedactionRuleConfig): boolean =>
