@@ -227,6 +227,14 @@ describe("the resolution hook on its own", () => {
     const result = (await hook()(request(args, registry), passThrough(seen) as never)) as ToolMessage;
     return { seen, result };
   };
+  /** A call naming REPORT against a registry in which nothing makes it a known handle: refused, and the tool never runs. */
+  const refusedAsUnknown = async (registry: unknown[]) => {
+    const { seen, result } = await called({ path: REPORT }, registry);
+    expect(seen).toEqual([]);
+    expect(result.status).toBe("error");
+    expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
+    expect(String(result.content)).toContain("No artifact handles are currently available.");
+  };
 
   it("refuses the call with its error result, not a TypeError, when the registry channel is null or undefined", async () => {
     for (const registry of [null, undefined]) {
@@ -315,23 +323,13 @@ describe("the resolution hook on its own", () => {
 
   it("does not resolve a handle whose only registry item is no entry (an array holding an entry's fields)", async () => {
     // Capture, resolution and projection share one usable-entry test: what projection never shows must not resolve.
-    const notAnEntry = Object.assign([], entry(REPORT, "/mnt/user-data/secret.txt"));
-    const { seen, result } = await called({ path: REPORT }, [notAnEntry]);
-    expect(seen).toEqual([]);
-    expect(result.status).toBe("error");
-    expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
-    expect(String(result.content)).toContain("No artifact handles are currently available.");
+    await refusedAsUnknown([Object.assign([], entry(REPORT, "/mnt/user-data/secret.txt"))]);
   });
 
   it("refuses a handle whose only entry has no string real_ref (a malformed checkpoint entry): the tool never sees the raw handle", async () => {
     // An entry without a usable reference is not a known handle: counted as known, it would let the call run with the handle as written.
     for (const real_ref of [undefined, null, 42, { path: "/mnt/user-data/report.md" }]) {
-      const malformed = { ...entry(REPORT, "/mnt/user-data/report.md"), real_ref } as unknown as ArtifactEntry;
-      const { seen, result } = await called({ path: REPORT }, [malformed]);
-      expect(seen).toEqual([]);
-      expect(result.status).toBe("error");
-      expect(String(result.content)).toContain(`unknown or expired artifact handle ${REPORT}.`);
-      expect(String(result.content)).toContain("No artifact handles are currently available.");
+      await refusedAsUnknown([{ ...entry(REPORT, "/mnt/user-data/report.md"), real_ref }]);
     }
   });
 
